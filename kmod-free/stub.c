@@ -1,0 +1,3 @@
+/* SPDX-License-Identifier: MIT */
+/* Keeps the static library non-empty until the layer has code. */
+int spliced_wg_stub;

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/* HTTP/1.1 CONNECT proxy requests (RFC 9110 section 9.3.6) with Basic auth (RFC 7617). */
+#ifndef SPLICED_HTTP_CONNECT_H
+#define SPLICED_HTTP_CONNECT_H
+
+#include "proto.h"
+
+enum http_limits {
+	HTTP_HEADER_MAX = 8192, /* whole request head, request line to blank line */
+};
+
+enum http_error {
+	HTTP_ERR_NONE = 0,
+	HTTP_ERR_MALFORMED,    /* 400: bad request line, header, or target */
+	HTTP_ERR_METHOD,       /* 405: not CONNECT */
+	HTTP_ERR_TOO_LARGE,    /* 431: head over HTTP_HEADER_MAX */
+	HTTP_ERR_AUTH_MISSING, /* 407: no or non-Basic Proxy-Authorization */
+	HTTP_ERR_AUTH_FAILED,  /* 407: credentials rejected */
+};
+
+struct http_connect {
+	bool require_auth;
+	bool done;
+	enum http_error error;
+	struct proto_target target;
+	char user[PROTO_CRED_MAX + 1];
+	char pass[PROTO_CRED_MAX + 1];
+	uint8_t reply[PROTO_REPLY_MAX];
+	size_t reply_len;
+};
+
+void http_connect_init(struct http_connect *h, bool require_auth);
+/*
+ * PROTO_NEED_MORE until the blank line ending the head; then PROTO_AUTH (when
+ * require_auth and a Basic header is present), PROTO_REQUEST, or PROTO_FAIL
+ * with a complete error response in h->reply.
+ */
+enum proto_res http_connect_feed(struct http_connect *h, const uint8_t *buf, size_t len,
+                                 size_t *consumed);
+/* After PROTO_AUTH: ok → PROTO_REQUEST, else PROTO_FAIL with a 407 reply. Wipes pass. */
+enum proto_res http_connect_auth_result(struct http_connect *h, bool ok);
+/* Response to the CONNECT: 200, or 502 / 504 / 403 by result. */
+void http_connect_reply(struct http_connect *h, enum proto_connect_result r);
+
+#endif

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+/* Types shared by every sans-I/O protocol state machine in proto/. */
+#ifndef SPLICED_PROTO_H
+#define SPLICED_PROTO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+/*
+ * The calling convention of every inbound parser:
+ *
+ *   res = xxx_feed(state, buf, len, &consumed);
+ *
+ * `buf` holds every byte received and not yet consumed (the caller appends new
+ * bytes and compacts after a consume). The parser never keeps a pointer into
+ * `buf` across calls.
+ *   PROTO_NEED_MORE  nothing consumed; call again with more bytes.
+ *   PROTO_REPLY      `consumed` bytes used; send state->reply, then feed again.
+ *   PROTO_AUTH       `consumed` bytes used; check the credentials in
+ *                    state->user / state->pass, then call xxx_auth_result().
+ *   PROTO_REQUEST    `consumed` bytes used; state->target is the request.
+ *                    Bytes after `consumed` are early payload for the target.
+ *   PROTO_FAIL       send state->reply (may be empty: reply_len == 0), then
+ *                    close the connection. state->error says why.
+ */
+enum proto_res {
+	PROTO_NEED_MORE = 0,
+	PROTO_REPLY,
+	PROTO_AUTH,
+	PROTO_REQUEST,
+	PROTO_FAIL,
+};
+
+enum proto_limits {
+	PROTO_HOST_MAX = 255,  /* SOCKS5 domain length is one octet */
+	PROTO_CRED_MAX = 255,  /* RFC 1929 ULEN/PLEN are one octet */
+	PROTO_REPLY_MAX = 512, /* largest reply any parser builds */
+};
+
+enum proto_target_kind {
+	TARGET_IP = 1,     /* addr holds sockaddr_in / sockaddr_in6 with the port */
+	TARGET_DOMAIN = 2, /* host + port; resolution is the caller's job */
+};
+
+struct proto_target {
+	enum proto_target_kind kind;
+	uint16_t port;                 /* host byte order */
+	char host[PROTO_HOST_MAX + 1]; /* NUL-terminated when kind == TARGET_DOMAIN */
+	struct sockaddr_storage addr;  /* valid when kind == TARGET_IP */
+};
+
+/* Outcome of connecting to the target, mapped by each protocol to its reply. */
+enum proto_connect_result {
+	CONNECT_OK = 0,
+	CONNECT_GENERAL_FAILURE,
+	CONNECT_NOT_ALLOWED, /* ruleset (block outbound, EACCES) */
+	CONNECT_NET_UNREACHABLE,
+	CONNECT_HOST_UNREACHABLE, /* also: name did not resolve */
+	CONNECT_REFUSED,
+	CONNECT_TIMEOUT,
+};
+
+/* Map a connect(2)/getaddrinfo-style negative errno to a connect result. */
+enum proto_connect_result proto_connect_result_from_errno(int neg_errno);
+
+/* Constant-time comparison of two byte strings (length leaks, content does not). */
+bool proto_ct_equal(const void *a, size_t alen, const void *b, size_t blen);
+
+#endif

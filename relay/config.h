@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: MIT */
+/* The immutable configuration object: INI (inih) → struct config. */
+#ifndef SPLICED_CONFIG_H
+#define SPLICED_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+enum config_limits {
+	CONFIG_NAME_MAX = 63,
+	CONFIG_PATH_MAX = 4095,
+	CONFIG_MAX_INBOUNDS = 64,
+	CONFIG_MAX_OUTBOUNDS = 64,
+	CONFIG_MAX_RULES = 1024,
+};
+
+enum log_level { LOG_ERROR = 0, LOG_WARN, LOG_INFO, LOG_DEBUG };
+
+enum inbound_type { INBOUND_SOCKS5 = 1, INBOUND_HTTP, INBOUND_FORWARD };
+enum outbound_type { OUTBOUND_DIRECT = 1, OUTBOUND_SOCKS5, OUTBOUND_BLOCK };
+
+/* One user: name and password, both at most 255 bytes (RFC 1929). */
+struct user {
+	char *name;
+	char *pass;
+};
+
+/*
+ * A users table. Built from `user = name:password` keys and `users = FILE`
+ * files; immutable once built; re-read whole on SIGHUP (users_reload()).
+ */
+struct users {
+	struct user *v;
+	size_t n;
+};
+
+struct inbound {
+	char name[CONFIG_NAME_MAX + 1];
+	enum inbound_type type;
+	struct sockaddr_storage listen; /* address + port */
+	socklen_t listen_len;
+	/* socks5 / http: inline users (user = a:b), plus a users file path. */
+	struct users inline_users;
+	char *users_file; /* NULL if none */
+	/* forward: the fixed target, "host:port" (host may be a name). */
+	char *target_host;
+	uint16_t target_port;
+	int outbound; /* -1: use [route]; else forced outbound index */
+	int line;     /* where the section starts, for messages */
+};
+
+struct outbound {
+	char name[CONFIG_NAME_MAX + 1];
+	enum outbound_type type;
+	/* direct */
+	struct sockaddr_storage bind_addr; /* ss_family == AF_UNSPEC when unset */
+	char bind_interface[16];           /* IFNAMSIZ; empty when unset */
+	uint32_t fwmark;                   /* 0 = unset */
+	/* socks5 upstream */
+	char *server_host;
+	uint16_t server_port;
+	char *username; /* NULL if no auth */
+	char *password;
+	int line;
+};
+
+enum rule_kind { RULE_CIDR = 1, RULE_PORT, RULE_DOMAIN };
+
+struct rule {
+	enum rule_kind kind;
+	int outbound; /* index into config.outbounds */
+	/* RULE_CIDR */
+	int family; /* AF_INET / AF_INET6 */
+	uint8_t addr[16];
+	uint8_t prefix;
+	/* RULE_PORT: inclusive range */
+	uint16_t port_lo, port_hi;
+	/* RULE_DOMAIN: lowercase suffix without a leading dot; matches the name itself
+	 * and every name below it (example.com matches a.example.com, not badexample.com) */
+	char *domain;
+	int line;
+};
+
+struct config {
+	char *file; /* "(built-in)" for the embedded default */
+	/* [main] */
+	int workers; /* 0 = auto: one per online CPU */
+	enum log_level log_level;
+	unsigned max_connections; /* whole process */
+	unsigned handshake_timeout_ms;
+	unsigned connect_timeout_ms;
+	unsigned idle_timeout_ms;  /* 0 = none */
+	unsigned drain_timeout_ms; /* graceful stop deadline */
+	unsigned pipe_size;        /* bytes per pipe (F_SETPIPE_SZ) */
+	unsigned max_pipes;        /* per worker pool cap (0 = 2 * max_connections / workers) */
+	unsigned resolver_threads;
+	/* sections */
+	struct inbound inbounds[CONFIG_MAX_INBOUNDS];
+	size_t n_inbounds;
+	struct outbound outbounds[CONFIG_MAX_OUTBOUNDS];
+	size_t n_outbounds;
+	struct rule *rules;
+	size_t n_rules;
+	int route_default; /* outbound index */
+};
+
+/* The configuration used when spliced runs without -c. */
+extern const char config_default_ini[];
+
+/*
+ * Parse `path` (or, when path is NULL, config_default_ini). On error writes one
+ * "file:line: message" line per problem to `err` (a FILE*, usually stderr) and
+ * returns -EINVAL (bad content) or -errno (cannot open). The caller owns *out.
+ */
+int config_load(const char *path, struct config **out, void *err);
+void config_free(struct config *c);
+
+/*
+ * Read a users file: one "name password" (or "name:password") per line, '#'
+ * comments and blank lines ignored. Errors are "file:line: message" to err.
+ */
+int users_load_file(const char *path, struct users *out, void *err);
+void users_free(struct users *u);
+/* Constant-time lookup; true when name and password match an entry. */
+bool users_check(const struct users *u, const char *name, const char *pass);
+
+/*
+ * The users of an inbound: its inline `user =` keys plus its users file (read
+ * now). NULL with *err_out set (-errno / -EINVAL, messages to err) on failure.
+ * An inbound requires authentication when inline_users.n > 0 or users_file.
+ */
+struct users *inbound_users_build(const struct inbound *in, void *err, int *err_out);
+bool inbound_requires_auth(const struct inbound *in);
+
+/* "1.2.3.4:80", "[::1]:80" → sockaddr; 0 or -EINVAL. Port 0 is refused. */
+int config_parse_sockaddr(const char *s, struct sockaddr_storage *ss, socklen_t *len);
+/* "host:port" / "[v6]:port" → strdup'd host (brackets stripped) and port. */
+int config_parse_hostport(const char *s, char **host, uint16_t *port);
+
+#endif

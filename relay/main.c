@@ -1,0 +1,7 @@
+/* SPDX-License-Identifier: MIT */
+#include <stdio.h>
+int main(void)
+{
+	puts("spliced: not yet");
+	return 0;
+}

@@ -1,0 +1,7 @@
+/* SPDX-License-Identifier: MIT */
+#include "t.h"
+T_SUITE("http_connect");
+int main(void)
+{
+	return t_finish();
+}

@@ -1,0 +1,7 @@
+/* SPDX-License-Identifier: MIT */
+#include "t.h"
+T_SUITE("socks5");
+int main(void)
+{
+	return t_finish();
+}
