@@ -18,13 +18,22 @@ enum http_error {
 	HTTP_ERR_AUTH_FAILED,  /* 407: credentials rejected */
 };
 
+enum http_state {
+	HTTP_S_HEAD = 0,   /* reading the request head */
+	HTTP_S_AUTH_CHECK, /* waiting for http_connect_auth_result() */
+	HTTP_S_DONE,       /* target valid; later bytes are tunnel payload */
+	HTTP_S_FAILED,
+};
+
 struct http_connect {
 	bool require_auth;
-	bool done;
+	bool done; /* the request was accepted: target is valid */
+	enum http_state state;
 	enum http_error error;
 	struct proto_target target;
 	char user[PROTO_CRED_MAX + 1];
 	char pass[PROTO_CRED_MAX + 1];
+	size_t user_len, pass_len; /* neither holds a NUL; pass may be empty (RFC 7617) */
 	uint8_t reply[PROTO_REPLY_MAX];
 	size_t reply_len;
 };

@@ -1,2 +1,122 @@
 /* SPDX-License-Identifier: MIT */
-/* Placeholder until implemented. */
+/* Helpers shared by the proto/ state machines: connect-error mapping, constant-time compare. */
+#include "proto.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <string.h>
+
+/*
+ * The relay reports a failed outbound as a negative errno from connect(2) (an
+ * io_uring CQE), from its link timeout, or from resolve.c. Which errno means
+ * what for the client:
+ *
+ *   ECONNREFUSED                          → REFUSED (RST to our SYN)
+ *   ENETUNREACH, ENETDOWN                 → NET_UNREACHABLE (no route)
+ *   EHOSTUNREACH, EHOSTDOWN               → HOST_UNREACHABLE (ICMP host unreachable)
+ *   ENOENT, ENODATA, ENXIO                → HOST_UNREACHABLE: resolve.c reports a
+ *                                           name that does not resolve (EAI_NONAME,
+ *                                           EAI_NODATA) as one of these
+ *   ETIMEDOUT, ETIME, ECANCELED           → TIMEOUT: a kernel SYN timeout, an
+ *                                           io_uring timeout SQE (ETIME), or a
+ *                                           connect cancelled by its linked timeout
+ *   EACCES, EPERM                         → NOT_ALLOWED (ruleset, netfilter, LSM)
+ *   anything else                         → GENERAL_FAILURE
+ *
+ * 0 maps to CONNECT_OK. A positive errno is accepted too, so a caller that
+ * forgot the sign still gets the right class.
+ */
+enum proto_connect_result proto_connect_result_from_errno(int neg_errno)
+{
+	int e = neg_errno < 0 ? -neg_errno : neg_errno;
+
+	switch (e) {
+	case 0:
+		return CONNECT_OK;
+	case ECONNREFUSED:
+		return CONNECT_REFUSED;
+	case ENETUNREACH:
+	case ENETDOWN:
+		return CONNECT_NET_UNREACHABLE;
+	case EHOSTUNREACH:
+	case EHOSTDOWN:
+	case ENOENT:
+	case ENODATA:
+	case ENXIO:
+		return CONNECT_HOST_UNREACHABLE;
+	case ETIMEDOUT:
+	case ETIME:
+	case ECANCELED:
+		return CONNECT_TIMEOUT;
+	case EACCES:
+	case EPERM:
+		return CONNECT_NOT_ALLOWED;
+	default:
+		return CONNECT_GENERAL_FAILURE;
+	}
+}
+
+/* Make t a TARGET_IP for the 4- or 16-octet address a, keeping t->port. */
+static void set_ip(struct proto_target *t, int family, const void *a)
+{
+	memset(&t->addr, 0, sizeof(t->addr));
+	if (family == AF_INET) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)&t->addr;
+
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(t->port);
+		memcpy(&sin->sin_addr, a, sizeof(sin->sin_addr));
+	} else {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&t->addr;
+
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(t->port);
+		memcpy(&sin6->sin6_addr, a, sizeof(sin6->sin6_addr));
+	}
+	t->kind = TARGET_IP;
+}
+
+bool proto_target_ip_literal(struct proto_target *t)
+{
+	char inner[PROTO_HOST_MAX + 1];
+	size_t n = strnlen(t->host, sizeof(t->host));
+	uint8_t a[sizeof(struct in6_addr)];
+
+	if (n == sizeof(t->host))
+		return false; /* not NUL-terminated: not ours to parse */
+	if (n >= 2 && t->host[0] == '[' && t->host[n - 1] == ']') {
+		memcpy(inner, t->host + 1, n - 2);
+		inner[n - 2] = '\0';
+		if (inet_pton(AF_INET6, inner, a) != 1)
+			return false;
+		set_ip(t, AF_INET6, a);
+		return true;
+	}
+	if (inet_pton(AF_INET, t->host, a) == 1) {
+		set_ip(t, AF_INET, a);
+		return true;
+	}
+	if (inet_pton(AF_INET6, t->host, a) == 1) {
+		set_ip(t, AF_INET6, a);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Every byte of the shorter-or-equal length is visited whatever the contents;
+ * with unequal lengths `a` is compared with itself so the time still depends
+ * on alen only. The accumulator is volatile so the compiler cannot turn the
+ * loop into an early-exit memcmp.
+ */
+bool proto_ct_equal(const void *a, size_t alen, const void *b, size_t blen)
+{
+	const volatile uint8_t *pa = a;
+	const volatile uint8_t *pb = alen == blen ? b : a;
+	volatile uint8_t acc = alen == blen ? 0 : 1;
+
+	for (size_t i = 0; i < alen; i++)
+		acc |= pa[i] ^ pb[i];
+	return acc == 0;
+}

@@ -65,6 +65,14 @@ enum proto_connect_result {
 /* Map a connect(2)/getaddrinfo-style negative errno to a connect result. */
 enum proto_connect_result proto_connect_result_from_errno(int neg_errno);
 
+/*
+ * If `t->host` is an IPv4 literal ("192.0.2.1") or an IPv6 literal, bare or in
+ * brackets ("2001:db8::1", "[2001:db8::1]"), make `t` a TARGET_IP with `addr`
+ * holding that address and `t->port`; `host` is kept for logging. Returns
+ * whether it did. Pure: inet_pton() only, never a resolver.
+ */
+bool proto_target_ip_literal(struct proto_target *t);
+
 /* Constant-time comparison of two byte strings (length leaks, content does not). */
 bool proto_ct_equal(const void *a, size_t alen, const void *b, size_t blen);
 

@@ -1,2 +1,556 @@
 /* SPDX-License-Identifier: MIT */
-/* Placeholder until implemented. */
+/* SOCKS5 (RFC 1928) + username/password (RFC 1929) handshakes as byte-buffer state machines. */
+#include "socks5.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <string.h>
+
+/*
+ * Choices where the RFCs leave room (the relay only sees proto_res values):
+ *  - A wrong VER in the greeting or the RFC 1929 request fails with an empty
+ *    reply: the peer does not speak the protocol, no reply would be understood.
+ *    A wrong VER in the CONNECT request gets "05 01" (the peer already
+ *    negotiated SOCKS5 with us, so it can read a reply).
+ *  - NMETHODS == 0 is answered 05 FF, like an offer with no acceptable method.
+ *  - Without require_auth only method 00 is accepted (an offer of 02 alone gets
+ *    05 FF): the caller has no user table to check credentials against.
+ *  - Length fields are honoured before contents are judged: an empty UNAME or
+ *    PASSWD, a NUL in them, an unsupported CMD and a bad domain are rejected
+ *    only once the whole message has arrived, so the reply is not lost to the
+ *    RST that closing a socket with unread bytes causes. A bad VER, RSV or
+ *    ATYP leaves no way to know the length and fails at once.
+ *  - Checks in the request: VER, RSV, ATYP (REP 08), then CMD (REP 07), then
+ *    the domain (REP 01).
+ *  - Bytes pipelined by the client after a message are left unconsumed; the
+ *    feed convention hands them back on the next call (SOCKS5_ERR_TRAILING is
+ *    not used).
+ */
+
+enum {
+	PORT_LEN = 2,
+	IPV4_LEN = 4,
+	IPV6_LEN = 16,
+	GREETING_HDR = 2, /* VER NMETHODS */
+	AUTH_HDR = 2,     /* VER ULEN */
+	REQUEST_HDR = 4,  /* VER CMD RSV ATYP (reply: VER REP RSV ATYP) */
+	AUTH_OK = 0x00,
+	AUTH_FAIL = 0x01,
+};
+
+/* ATYP ADDR PORT for a bound address; NULL or another family is 0.0.0.0:0.
+ * An IPv4-mapped IPv6 address (dual-stack socket) is reported as IPv4. */
+static size_t put_sockaddr(uint8_t *p, const struct sockaddr *sa)
+{
+	if (sa && sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)sa;
+
+		if (IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr)) {
+			p[0] = SOCKS5_ATYP_IPV4;
+			memcpy(p + 1, &s6->sin6_addr.s6_addr[12], IPV4_LEN);
+			memcpy(p + 1 + IPV4_LEN, &s6->sin6_port, PORT_LEN);
+			return 1 + IPV4_LEN + PORT_LEN;
+		}
+		p[0] = SOCKS5_ATYP_IPV6;
+		memcpy(p + 1, &s6->sin6_addr, IPV6_LEN);
+		memcpy(p + 1 + IPV6_LEN, &s6->sin6_port, PORT_LEN);
+		return 1 + IPV6_LEN + PORT_LEN;
+	}
+	p[0] = SOCKS5_ATYP_IPV4;
+	if (sa && sa->sa_family == AF_INET) {
+		const struct sockaddr_in *s4 = (const struct sockaddr_in *)sa;
+
+		memcpy(p + 1, &s4->sin_addr, IPV4_LEN);
+		memcpy(p + 1 + IPV4_LEN, &s4->sin_port, PORT_LEN);
+	} else {
+		memset(p + 1, 0, IPV4_LEN + PORT_LEN);
+	}
+	return 1 + IPV4_LEN + PORT_LEN;
+}
+
+/*
+ * Octets of ADDR + PORT after an ATYP octet, where `a` points just past ATYP
+ * and `avail` octets are there. 0: need more to know; -1: unknown ATYP.
+ */
+static long addr_port_len(uint8_t atyp, const uint8_t *a, size_t avail)
+{
+	switch (atyp) {
+	case SOCKS5_ATYP_IPV4:
+		return IPV4_LEN + PORT_LEN;
+	case SOCKS5_ATYP_IPV6:
+		return IPV6_LEN + PORT_LEN;
+	case SOCKS5_ATYP_DOMAIN:
+		return avail < 1 ? 0 : 1 + (long)a[0] + PORT_LEN;
+	default:
+		return -1;
+	}
+}
+
+static uint16_t get_port(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+/* ---- server ---- */
+
+static enum proto_res server_fail(struct socks5_server *s, enum socks5_error err, const uint8_t *r,
+                                  size_t rlen)
+{
+	if (rlen)
+		memcpy(s->reply, r, rlen);
+	s->reply_len = rlen;
+	s->error = err;
+	s->state = SOCKS5_S_FAILED;
+	return PROTO_FAIL;
+}
+
+static enum proto_res server_fail_rep(struct socks5_server *s, enum socks5_error err,
+                                      enum socks5_rep rep)
+{
+	socks5_server_reply(s, rep, NULL);
+	s->error = err;
+	s->state = SOCKS5_S_FAILED;
+	return PROTO_FAIL;
+}
+
+void socks5_server_init(struct socks5_server *s, bool require_auth)
+{
+	memset(s, 0, sizeof(*s));
+	s->state = SOCKS5_S_GREETING;
+	s->require_auth = require_auth;
+}
+
+/* RFC 1928 section 3: VER NMETHODS METHODS[NMETHODS] → VER METHOD. */
+static enum proto_res greeting(struct socks5_server *s, const uint8_t *buf, size_t len,
+                               size_t *consumed)
+{
+	uint8_t want = s->require_auth ? SOCKS5_METHOD_USERPASS : SOCKS5_METHOD_NONE;
+	static const uint8_t none[2] = {SOCKS5_VERSION, SOCKS5_METHOD_NO_ACCEPTABLE};
+	size_t n;
+
+	if (len < GREETING_HDR)
+		return PROTO_NEED_MORE;
+	if (buf[0] != SOCKS5_VERSION)
+		return server_fail(s, SOCKS5_ERR_VERSION, NULL, 0);
+	n = buf[1];
+	if (n == 0) {
+		*consumed = GREETING_HDR;
+		return server_fail(s, SOCKS5_ERR_NO_METHODS, none, sizeof(none));
+	}
+	if (len < GREETING_HDR + n)
+		return PROTO_NEED_MORE;
+	*consumed = GREETING_HDR + n;
+	if (!memchr(buf + GREETING_HDR, want, n))
+		return server_fail(s, SOCKS5_ERR_NO_ACCEPTABLE, none, sizeof(none));
+	s->reply[0] = SOCKS5_VERSION;
+	s->reply[1] = want;
+	s->reply_len = 2;
+	s->state = want == SOCKS5_METHOD_USERPASS ? SOCKS5_S_AUTH : SOCKS5_S_REQUEST;
+	return PROTO_REPLY;
+}
+
+/* RFC 1929 section 2: VER ULEN UNAME PLEN PASSWD; the verdict comes from the caller. */
+static enum proto_res auth(struct socks5_server *s, const uint8_t *buf, size_t len,
+                           size_t *consumed)
+{
+	static const uint8_t fail[2] = {SOCKS5_AUTH_VERSION, AUTH_FAIL};
+	size_t ulen, plen;
+	const uint8_t *user, *pass;
+
+	if (len < AUTH_HDR)
+		return PROTO_NEED_MORE;
+	if (buf[0] != SOCKS5_AUTH_VERSION)
+		return server_fail(s, SOCKS5_ERR_VERSION, NULL, 0);
+	ulen = buf[1];
+	if (len < AUTH_HDR + ulen + 1)
+		return PROTO_NEED_MORE;
+	plen = buf[AUTH_HDR + ulen];
+	if (len < AUTH_HDR + ulen + 1 + plen)
+		return PROTO_NEED_MORE;
+	*consumed = AUTH_HDR + ulen + 1 + plen;
+	user = buf + AUTH_HDR;
+	pass = user + ulen + 1;
+	if (ulen == 0 || plen == 0)
+		return server_fail(s, SOCKS5_ERR_AUTH_FORMAT, fail, sizeof(fail));
+	/* A NUL would let "name\0junk" match "name" in any C-string lookup. */
+	if (memchr(user, 0, ulen) || memchr(pass, 0, plen))
+		return server_fail(s, SOCKS5_ERR_AUTH_NUL, fail, sizeof(fail));
+	memcpy(s->user, user, ulen);
+	s->user[ulen] = '\0';
+	s->user_len = ulen;
+	memcpy(s->pass, pass, plen);
+	s->pass[plen] = '\0';
+	s->pass_len = plen;
+	s->state = SOCKS5_S_AUTH_CHECK;
+	return PROTO_AUTH;
+}
+
+enum proto_res socks5_server_auth_result(struct socks5_server *s, bool ok)
+{
+	explicit_bzero(s->pass, sizeof(s->pass));
+	s->pass_len = 0;
+	if (s->state != SOCKS5_S_AUTH_CHECK)
+		return server_fail(s, s->error, NULL, 0); /* caller bug: fail closed */
+	s->reply[0] = SOCKS5_AUTH_VERSION;
+	if (!ok) {
+		s->reply[1] = AUTH_FAIL;
+		s->reply_len = 2;
+		s->error = SOCKS5_ERR_AUTH_FAILED;
+		s->state = SOCKS5_S_FAILED;
+		return PROTO_FAIL;
+	}
+	s->reply[1] = AUTH_OK;
+	s->reply_len = 2;
+	s->state = SOCKS5_S_REQUEST;
+	return PROTO_REPLY;
+}
+
+/* DST.ADDR DST.PORT of a CONNECT into s->target; `a` points just past ATYP. */
+static enum proto_res set_target(struct socks5_server *s, uint8_t atyp, const uint8_t *a)
+{
+	struct proto_target *t = &s->target;
+	size_t n;
+
+	memset(t, 0, sizeof(*t));
+	switch (atyp) {
+	case SOCKS5_ATYP_IPV4: {
+		struct sockaddr_in *sin = (struct sockaddr_in *)&t->addr;
+
+		t->kind = TARGET_IP;
+		t->port = get_port(a + IPV4_LEN);
+		sin->sin_family = AF_INET;
+		memcpy(&sin->sin_addr, a, IPV4_LEN);
+		sin->sin_port = htons(t->port);
+		inet_ntop(AF_INET, a, t->host, sizeof(t->host));
+		break;
+	}
+	case SOCKS5_ATYP_IPV6: {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&t->addr;
+
+		t->kind = TARGET_IP;
+		t->port = get_port(a + IPV6_LEN);
+		sin6->sin6_family = AF_INET6;
+		memcpy(&sin6->sin6_addr, a, IPV6_LEN);
+		sin6->sin6_port = htons(t->port);
+		inet_ntop(AF_INET6, a, t->host, sizeof(t->host));
+		break;
+	}
+	default: /* SOCKS5_ATYP_DOMAIN, length already checked by the caller */
+		n = a[0];
+		if (n == 0 || memchr(a + 1, 0, n))
+			return server_fail_rep(s, SOCKS5_ERR_DOMAIN, SOCKS5_REP_GENERAL_FAILURE);
+		t->kind = TARGET_DOMAIN;
+		t->port = get_port(a + 1 + n);
+		memcpy(t->host, a + 1, n);
+		t->host[n] = '\0';
+		/* "10.0.0.1" sent as a domain needs no resolver round trip. */
+		proto_target_ip_literal(t);
+		break;
+	}
+	s->state = SOCKS5_S_DONE;
+	return PROTO_REQUEST;
+}
+
+/* RFC 1928 section 4: VER CMD RSV ATYP DST.ADDR DST.PORT. */
+static enum proto_res request(struct socks5_server *s, const uint8_t *buf, size_t len,
+                              size_t *consumed)
+{
+	long alen;
+
+	if (len < REQUEST_HDR)
+		return PROTO_NEED_MORE;
+	if (buf[0] != SOCKS5_VERSION)
+		return server_fail_rep(s, SOCKS5_ERR_VERSION, SOCKS5_REP_GENERAL_FAILURE);
+	if (buf[2] != 0)
+		return server_fail_rep(s, SOCKS5_ERR_RESERVED, SOCKS5_REP_GENERAL_FAILURE);
+	alen = addr_port_len(buf[3], buf + REQUEST_HDR, len - REQUEST_HDR);
+	if (alen < 0)
+		return server_fail_rep(s, SOCKS5_ERR_ATYP, SOCKS5_REP_ATYP_NOT_SUPPORTED);
+	if (alen == 0 || len < REQUEST_HDR + (size_t)alen)
+		return PROTO_NEED_MORE;
+	*consumed = REQUEST_HDR + (size_t)alen;
+	s->cmd = buf[1];
+	if (s->cmd != SOCKS5_CMD_CONNECT)
+		return server_fail_rep(s, SOCKS5_ERR_COMMAND, SOCKS5_REP_CMD_NOT_SUPPORTED);
+	return set_target(s, buf[3], buf + REQUEST_HDR);
+}
+
+enum proto_res socks5_server_feed(struct socks5_server *s, const uint8_t *buf, size_t len,
+                                  size_t *consumed)
+{
+	enum proto_res res;
+	size_t used = 0;
+
+	switch (s->state) {
+	case SOCKS5_S_GREETING:
+		s->reply_len = 0;
+		res = greeting(s, buf, len, &used);
+		break;
+	case SOCKS5_S_AUTH:
+		s->reply_len = 0;
+		res = auth(s, buf, len, &used);
+		break;
+	case SOCKS5_S_REQUEST:
+		s->reply_len = 0;
+		res = request(s, buf, len, &used);
+		break;
+	case SOCKS5_S_AUTH_CHECK: /* waiting for socks5_server_auth_result() */
+	case SOCKS5_S_DONE:       /* later bytes are payload, not ours */
+		res = PROTO_NEED_MORE;
+		break;
+	default: /* SOCKS5_S_FAILED: the reply was already handed out once */
+		s->reply_len = 0;
+		res = PROTO_FAIL;
+		break;
+	}
+	/* NEED_MORE consumes nothing, whatever a step looked at. */
+	*consumed = res == PROTO_NEED_MORE ? 0 : used;
+	return res;
+}
+
+void socks5_server_reply(struct socks5_server *s, enum socks5_rep rep, const struct sockaddr *bound)
+{
+	s->reply[0] = SOCKS5_VERSION;
+	s->reply[1] = rep;
+	s->reply[2] = 0;
+	s->reply_len = 3 + put_sockaddr(s->reply + 3, bound);
+	if (rep != SOCKS5_REP_SUCCEEDED)
+		s->state = SOCKS5_S_FAILED;
+}
+
+enum socks5_rep socks5_rep_from_connect(enum proto_connect_result r)
+{
+	switch (r) {
+	case CONNECT_OK:
+		return SOCKS5_REP_SUCCEEDED;
+	case CONNECT_NOT_ALLOWED:
+		return SOCKS5_REP_NOT_ALLOWED;
+	case CONNECT_NET_UNREACHABLE:
+		return SOCKS5_REP_NET_UNREACHABLE;
+	case CONNECT_HOST_UNREACHABLE:
+		return SOCKS5_REP_HOST_UNREACHABLE;
+	case CONNECT_REFUSED:
+		return SOCKS5_REP_CONN_REFUSED;
+	case CONNECT_TIMEOUT:
+		return SOCKS5_REP_TTL_EXPIRED; /* closest REP RFC 1928 has for a timeout */
+	default:
+		return SOCKS5_REP_GENERAL_FAILURE;
+	}
+}
+
+/* ---- client ---- */
+
+static enum proto_res client_fail(struct socks5_client *c, enum socks5_error err,
+                                  enum socks5_rep rep)
+{
+	explicit_bzero(c->out, sizeof(c->out));
+	explicit_bzero(c->pass, sizeof(c->pass));
+	c->out_len = 0;
+	c->rep = rep;
+	c->error = err;
+	c->state = SOCKS5_C_FAILED;
+	return PROTO_FAIL;
+}
+
+/* The target as ATYP DST.ADDR DST.PORT. For TARGET_IP the port in addr wins; 0 there means
+ * "use target.port". */
+static size_t put_target(uint8_t *p, const struct proto_target *t)
+{
+	size_t n;
+
+	if (t->kind == TARGET_DOMAIN) {
+		n = strlen(t->host); /* 1..255, checked by socks5_client_init() */
+		p[0] = SOCKS5_ATYP_DOMAIN;
+		p[1] = (uint8_t)n;
+		memcpy(p + 2, t->host, n);
+		p[2 + n] = t->port >> 8;
+		p[3 + n] = t->port & 0xff;
+		return 4 + n;
+	}
+	n = put_sockaddr(p, (const struct sockaddr *)&t->addr);
+	if (p[n - 2] == 0 && p[n - 1] == 0) {
+		p[n - 2] = t->port >> 8;
+		p[n - 1] = t->port & 0xff;
+	}
+	return n;
+}
+
+static enum proto_res client_send_request(struct socks5_client *c)
+{
+	explicit_bzero(c->out, sizeof(c->out));
+	c->out[0] = SOCKS5_VERSION;
+	c->out[1] = SOCKS5_CMD_CONNECT;
+	c->out[2] = 0;
+	c->out_len = 3 + put_target(c->out + 3, &c->target);
+	c->state = SOCKS5_C_REPLY;
+	return PROTO_REPLY;
+}
+
+int socks5_client_init(struct socks5_client *c, const struct proto_target *target, const char *user,
+                       const char *pass)
+{
+	size_t ulen = 0, plen = 0, n;
+
+	memset(c, 0, sizeof(*c));
+	c->state = SOCKS5_C_FAILED;
+	c->rep = SOCKS5_REP_GENERAL_FAILURE;
+	if (!target)
+		return -EINVAL;
+	if (target->kind == TARGET_DOMAIN) {
+		n = strnlen(target->host, sizeof(target->host));
+		if (n == 0 || n > PROTO_HOST_MAX)
+			return -EINVAL;
+	} else if (target->kind == TARGET_IP) {
+		if (target->addr.ss_family != AF_INET && target->addr.ss_family != AF_INET6)
+			return -EINVAL;
+	} else {
+		return -EINVAL;
+	}
+	if (user) {
+		/* RFC 1929: ULEN and PLEN are 1..255. */
+		ulen = strnlen(user, PROTO_CRED_MAX + 1);
+		plen = pass ? strnlen(pass, PROTO_CRED_MAX + 1) : 0;
+		if (ulen == 0 || ulen > PROTO_CRED_MAX || plen == 0 || plen > PROTO_CRED_MAX)
+			return -EINVAL;
+		memcpy(c->user, user, ulen);
+		memcpy(c->pass, pass, plen);
+		c->have_auth = true;
+	}
+	c->target = *target;
+	c->out[0] = SOCKS5_VERSION;
+	if (c->have_auth) {
+		c->out[1] = 2;
+		c->out[2] = SOCKS5_METHOD_NONE;
+		c->out[3] = SOCKS5_METHOD_USERPASS;
+		c->out_len = 4;
+	} else {
+		c->out[1] = 1;
+		c->out[2] = SOCKS5_METHOD_NONE;
+		c->out_len = 3;
+	}
+	c->rep = SOCKS5_REP_SUCCEEDED;
+	c->state = SOCKS5_C_METHOD;
+	return 0;
+}
+
+/* RFC 1928 section 3 answer: VER METHOD. */
+static enum proto_res client_method(struct socks5_client *c, const uint8_t *buf, size_t len,
+                                    size_t *consumed)
+{
+	size_t ulen, plen;
+
+	if (len < 2)
+		return PROTO_NEED_MORE;
+	if (buf[0] != SOCKS5_VERSION)
+		return client_fail(c, SOCKS5_ERR_VERSION, SOCKS5_REP_GENERAL_FAILURE);
+	*consumed = 2;
+	if (buf[1] == SOCKS5_METHOD_NONE)
+		return client_send_request(c);
+	if (buf[1] != SOCKS5_METHOD_USERPASS || !c->have_auth)
+		return client_fail(c, SOCKS5_ERR_NO_ACCEPTABLE, SOCKS5_REP_GENERAL_FAILURE);
+	ulen = strlen(c->user);
+	plen = strlen(c->pass);
+	c->out[0] = SOCKS5_AUTH_VERSION;
+	c->out[1] = (uint8_t)ulen;
+	memcpy(c->out + 2, c->user, ulen);
+	c->out[2 + ulen] = (uint8_t)plen;
+	memcpy(c->out + 3 + ulen, c->pass, plen);
+	c->out_len = 3 + ulen + plen;
+	explicit_bzero(c->pass, sizeof(c->pass)); /* only c->out holds it now */
+	c->state = SOCKS5_C_AUTH;
+	return PROTO_REPLY;
+}
+
+/* RFC 1929 answer: VER STATUS. Some servers answer VER 5 here; accept it. */
+static enum proto_res client_auth(struct socks5_client *c, const uint8_t *buf, size_t len,
+                                  size_t *consumed)
+{
+	if (len < 2)
+		return PROTO_NEED_MORE;
+	if (buf[0] != SOCKS5_AUTH_VERSION && buf[0] != SOCKS5_VERSION)
+		return client_fail(c, SOCKS5_ERR_VERSION, SOCKS5_REP_GENERAL_FAILURE);
+	*consumed = 2;
+	if (buf[1] != AUTH_OK)
+		return client_fail(c, SOCKS5_ERR_AUTH_FAILED, SOCKS5_REP_GENERAL_FAILURE);
+	return client_send_request(c);
+}
+
+/*
+ * RFC 1928 section 6: VER REP RSV ATYP BND.ADDR BND.PORT. A failure is final
+ * as soon as REP is known (servers often close right after a short error).
+ * REP values RFC 1928 does not define become GENERAL_FAILURE.
+ */
+static enum proto_res client_reply(struct socks5_client *c, const uint8_t *buf, size_t len,
+                                   size_t *consumed)
+{
+	long alen;
+	const uint8_t *a = buf + REQUEST_HDR;
+
+	if (len < 2)
+		return PROTO_NEED_MORE;
+	if (buf[0] != SOCKS5_VERSION)
+		return client_fail(c, SOCKS5_ERR_VERSION, SOCKS5_REP_GENERAL_FAILURE);
+	if (buf[1] != SOCKS5_REP_SUCCEEDED) {
+		*consumed = 2;
+		return client_fail(c, SOCKS5_ERR_UPSTREAM_REP,
+		                   buf[1] <= SOCKS5_REP_ATYP_NOT_SUPPORTED
+		                           ? (enum socks5_rep)buf[1]
+		                           : SOCKS5_REP_GENERAL_FAILURE);
+	}
+	if (len < REQUEST_HDR)
+		return PROTO_NEED_MORE;
+	alen = addr_port_len(buf[3], a, len - REQUEST_HDR);
+	if (alen < 0)
+		return client_fail(c, SOCKS5_ERR_ATYP, SOCKS5_REP_GENERAL_FAILURE);
+	if (alen == 0 || len < REQUEST_HDR + (size_t)alen)
+		return PROTO_NEED_MORE;
+	*consumed = REQUEST_HDR + (size_t)alen;
+	memset(&c->bound, 0, sizeof(c->bound)); /* a domain BND stays AF_UNSPEC */
+	if (buf[3] == SOCKS5_ATYP_IPV4) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)&c->bound;
+
+		sin->sin_family = AF_INET;
+		memcpy(&sin->sin_addr, a, IPV4_LEN);
+		memcpy(&sin->sin_port, a + IPV4_LEN, PORT_LEN);
+	} else if (buf[3] == SOCKS5_ATYP_IPV6) {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&c->bound;
+
+		sin6->sin6_family = AF_INET6;
+		memcpy(&sin6->sin6_addr, a, IPV6_LEN);
+		memcpy(&sin6->sin6_port, a + IPV6_LEN, PORT_LEN);
+	}
+	explicit_bzero(c->out, sizeof(c->out));
+	c->out_len = 0;
+	c->rep = SOCKS5_REP_SUCCEEDED;
+	c->state = SOCKS5_C_DONE;
+	return PROTO_REQUEST;
+}
+
+enum proto_res socks5_client_feed(struct socks5_client *c, const uint8_t *buf, size_t len,
+                                  size_t *consumed)
+{
+	enum proto_res res;
+	size_t used = 0;
+
+	switch (c->state) {
+	case SOCKS5_C_METHOD:
+		res = client_method(c, buf, len, &used);
+		break;
+	case SOCKS5_C_AUTH:
+		res = client_auth(c, buf, len, &used);
+		break;
+	case SOCKS5_C_REPLY:
+		res = client_reply(c, buf, len, &used);
+		break;
+	case SOCKS5_C_DONE: /* later bytes are payload, not ours */
+		res = PROTO_NEED_MORE;
+		break;
+	default:
+		c->out_len = 0;
+		res = PROTO_FAIL;
+		break;
+	}
+	*consumed = res == PROTO_NEED_MORE ? 0 : used;
+	return res;
+}

@@ -22,6 +22,12 @@ enum socks5_wire {
 	SOCKS5_ATYP_IPV6 = 0x04,
 };
 
+enum socks5_limits {
+	/* Largest message the client sends: the RFC 1929 request VER ULEN UNAME
+	 * PLEN PASSWD = 3 + 2 * 255 = 513 octets, one more than PROTO_REPLY_MAX. */
+	SOCKS5_CLIENT_OUT_MAX = 3 + 2 * PROTO_CRED_MAX,
+};
+
 /* RFC 1928 section 6 reply field. */
 enum socks5_rep {
 	SOCKS5_REP_SUCCEEDED = 0x00,
@@ -48,6 +54,8 @@ enum socks5_error {
 	SOCKS5_ERR_DOMAIN,        /* empty domain or one containing a NUL (REP 01 sent) */
 	SOCKS5_ERR_RESERVED,      /* RSV octet not zero (REP 01 sent) */
 	SOCKS5_ERR_TRAILING,      /* bytes after the greeting before our reply */
+	SOCKS5_ERR_AUTH_NUL,      /* UNAME or PASSWD contains a NUL octet (reply 01 01 sent) */
+	SOCKS5_ERR_UPSTREAM_REP,  /* client side: the upstream's reply had REP != 0 */
 };
 
 enum socks5_server_state {
@@ -67,6 +75,7 @@ struct socks5_server {
 	struct proto_target target;
 	char user[PROTO_CRED_MAX + 1];
 	char pass[PROTO_CRED_MAX + 1];
+	size_t user_len, pass_len; /* lengths of user / pass (neither holds a NUL) */
 	uint8_t reply[PROTO_REPLY_MAX];
 	size_t reply_len;
 };
@@ -107,7 +116,8 @@ struct socks5_client {
 	char user[PROTO_CRED_MAX + 1];
 	char pass[PROTO_CRED_MAX + 1];
 	bool have_auth;
-	uint8_t out[PROTO_REPLY_MAX];
+	enum socks5_error error; /* why PROTO_FAIL was returned */
+	uint8_t out[SOCKS5_CLIENT_OUT_MAX];
 	size_t out_len;
 	struct sockaddr_storage bound; /* BND.ADDR/BND.PORT from the final reply */
 };
