@@ -1,0 +1,261 @@
+/* SPDX-License-Identifier: MIT */
+/* rtnetlink over libmnl: link MTU/up, addresses, routes and policy rules, no `ip` at runtime. */
+#include "netlink.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <libmnl/libmnl.h>
+#include <linux/fib_rules.h>
+#include <linux/if_addr.h>
+#include <linux/if_link.h>
+#include <linux/rtnetlink.h>
+#include <net/if.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+/* One request fits in a page: a header, a fixed struct and a handful of attributes. */
+enum { NL_BUF = 8192 };
+
+/*
+ * Sends one request and waits for its ACK. Each call opens its own socket:
+ * configuration happens a few times per device lifetime, so simplicity wins
+ * over reuse, and no state is shared between threads.
+ */
+static int transact(struct nlmsghdr *nlh)
+{
+	char buf[NL_BUF];
+	struct mnl_socket *nl;
+	unsigned int portid, seq;
+	int ret;
+
+	nl = mnl_socket_open(NETLINK_ROUTE);
+	if (!nl)
+		return -errno;
+	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
+		ret = -errno;
+		goto out;
+	}
+	portid = mnl_socket_get_portid(nl);
+	seq = (unsigned int)time(NULL);
+	nlh->nlmsg_seq = seq;
+	nlh->nlmsg_flags |= NLM_F_ACK;
+	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0) {
+		ret = -errno;
+		goto out;
+	}
+	for (;;) {
+		ssize_t n = mnl_socket_recvfrom(nl, buf, sizeof(buf));
+
+		if (n < 0) {
+			ret = -errno;
+			goto out;
+		}
+		/* mnl_cb_run turns an NLMSG_ERROR with a non-zero code into errno. */
+		ret = mnl_cb_run(buf, (size_t)n, seq, portid, NULL, NULL);
+		if (ret < 0) {
+			ret = -errno;
+			goto out;
+		}
+		if (ret == MNL_CB_STOP) {
+			ret = 0;
+			goto out;
+		}
+	}
+out:
+	mnl_socket_close(nl);
+	return ret;
+}
+
+static struct nlmsghdr *start(char *buf, uint16_t type, uint16_t flags)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+
+	nlh->nlmsg_type = type;
+	nlh->nlmsg_flags = NLM_F_REQUEST | flags;
+	return nlh;
+}
+
+static int link_change(int ifindex, unsigned int mtu, int up)
+{
+	char buf[NL_BUF];
+	struct nlmsghdr *nlh = start(buf, RTM_NEWLINK, 0);
+	struct ifinfomsg *ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
+
+	ifi->ifi_family = AF_UNSPEC;
+	ifi->ifi_index = ifindex;
+	if (up >= 0) {
+		ifi->ifi_change = IFF_UP;
+		ifi->ifi_flags = up ? IFF_UP : 0;
+	}
+	if (mtu)
+		mnl_attr_put_u32(nlh, IFLA_MTU, mtu);
+	return transact(nlh);
+}
+
+int netlink_link_set_mtu(int ifindex, unsigned int mtu)
+{
+	if (mtu < 576 || mtu > 65535)
+		return -EINVAL;
+	return link_change(ifindex, mtu, -1);
+}
+
+int netlink_link_set_up(int ifindex, bool up)
+{
+	return link_change(ifindex, 0, up);
+}
+
+int netlink_link_del(int ifindex)
+{
+	char buf[NL_BUF];
+	struct nlmsghdr *nlh = start(buf, RTM_DELLINK, 0);
+	struct ifinfomsg *ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
+
+	ifi->ifi_family = AF_UNSPEC;
+	ifi->ifi_index = ifindex;
+	return transact(nlh);
+}
+
+static size_t addr_len(int family)
+{
+	return family == AF_INET ? 4 : 16;
+}
+
+int netlink_addr_add(int ifindex, const struct netlink_prefix *p)
+{
+	char buf[NL_BUF];
+	struct nlmsghdr *nlh = start(buf, RTM_NEWADDR, NLM_F_CREATE | NLM_F_REPLACE);
+	struct ifaddrmsg *ifa = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifa));
+
+	if (p->family != AF_INET && p->family != AF_INET6)
+		return -EAFNOSUPPORT;
+	ifa->ifa_family = (uint8_t)p->family;
+	ifa->ifa_prefixlen = p->prefixlen;
+	ifa->ifa_scope = RT_SCOPE_UNIVERSE;
+	ifa->ifa_index = (uint32_t)ifindex;
+	/* On a point-to-point TUN the kernel needs IFA_LOCAL; IFA_ADDRESS mirrors it. */
+	mnl_attr_put(nlh, IFA_LOCAL, addr_len(p->family), p->addr.bytes);
+	mnl_attr_put(nlh, IFA_ADDRESS, addr_len(p->family), p->addr.bytes);
+	if (p->family == AF_INET6)
+		mnl_attr_put_u32(nlh, IFA_FLAGS, IFA_F_NODAD);
+	return transact(nlh);
+}
+
+static int route(uint16_t type, uint16_t flags, int ifindex, const struct netlink_prefix *dst,
+                 uint32_t table)
+{
+	char buf[NL_BUF];
+	struct nlmsghdr *nlh = start(buf, type, flags);
+	struct rtmsg *rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
+
+	if (dst->family != AF_INET && dst->family != AF_INET6)
+		return -EAFNOSUPPORT;
+	if (!table)
+		table = RT_TABLE_MAIN;
+	rtm->rtm_family = (uint8_t)dst->family;
+	rtm->rtm_dst_len = dst->prefixlen;
+	rtm->rtm_table = table < 256 ? (uint8_t)table : RT_TABLE_UNSPEC;
+	rtm->rtm_protocol = RTPROT_BOOT;
+	rtm->rtm_scope = RT_SCOPE_LINK;
+	rtm->rtm_type = RTN_UNICAST;
+	if (dst->prefixlen)
+		mnl_attr_put(nlh, RTA_DST, addr_len(dst->family), dst->addr.bytes);
+	mnl_attr_put_u32(nlh, RTA_OIF, (uint32_t)ifindex);
+	mnl_attr_put_u32(nlh, RTA_TABLE, table);
+	return transact(nlh);
+}
+
+int netlink_route_add(int ifindex, const struct netlink_prefix *dst, uint32_t table)
+{
+	return route(RTM_NEWROUTE, NLM_F_CREATE | NLM_F_REPLACE, ifindex, dst, table);
+}
+
+int netlink_route_del(int ifindex, const struct netlink_prefix *dst, uint32_t table)
+{
+	return route(RTM_DELROUTE, 0, ifindex, dst, table);
+}
+
+static int rule(uint16_t type, uint16_t flags, const struct netlink_rule *r)
+{
+	char buf[NL_BUF];
+	struct nlmsghdr *nlh = start(buf, type, flags);
+	struct fib_rule_hdr *frh = mnl_nlmsg_put_extra_header(nlh, sizeof(*frh));
+
+	if (r->family != AF_INET && r->family != AF_INET6)
+		return -EAFNOSUPPORT;
+	frh->family = (uint8_t)r->family;
+	frh->action = FR_ACT_TO_TBL;
+	frh->table = r->table < 256 ? (uint8_t)r->table : RT_TABLE_UNSPEC;
+	if (r->invert)
+		frh->flags |= FIB_RULE_INVERT;
+	mnl_attr_put_u32(nlh, FRA_TABLE, r->table);
+	if (r->fwmark) {
+		mnl_attr_put_u32(nlh, FRA_FWMARK, r->fwmark);
+		mnl_attr_put_u32(nlh, FRA_FWMASK, 0xffffffffu);
+	}
+	if (r->suppress_prefixlen >= 0)
+		mnl_attr_put_u32(nlh, FRA_SUPPRESS_PREFIXLEN, (uint32_t)r->suppress_prefixlen);
+	if (r->priority)
+		mnl_attr_put_u32(nlh, FRA_PRIORITY, r->priority);
+	return transact(nlh);
+}
+
+int netlink_rule_add(const struct netlink_rule *r)
+{
+	return rule(RTM_NEWRULE, NLM_F_CREATE | NLM_F_EXCL, r);
+}
+
+int netlink_rule_del(const struct netlink_rule *r)
+{
+	return rule(RTM_DELRULE, 0, r);
+}
+
+int netlink_prefix_parse(const char *s, struct netlink_prefix *out)
+{
+	char host[INET6_ADDRSTRLEN + 1];
+	const char *slash = strchr(s, '/');
+	size_t n = slash ? (size_t)(slash - s) : strlen(s);
+	unsigned int max;
+
+	memset(out, 0, sizeof(*out));
+	if (n == 0 || n >= sizeof(host))
+		return -EINVAL;
+	memcpy(host, s, n);
+	host[n] = '\0';
+	if (inet_pton(AF_INET, host, &out->addr.v4) == 1)
+		out->family = AF_INET;
+	else if (inet_pton(AF_INET6, host, &out->addr.v6) == 1)
+		out->family = AF_INET6;
+	else
+		return -EINVAL;
+	max = out->family == AF_INET ? 32 : 128;
+	out->prefixlen = (uint8_t)max;
+	if (slash) {
+		char *end;
+		unsigned long v;
+
+		if (!slash[1] || slash[1] < '0' || slash[1] > '9')
+			return -EINVAL;
+		errno = 0;
+		v = strtoul(slash + 1, &end, 10);
+		if (errno || *end || v > max)
+			return -EINVAL;
+		out->prefixlen = (uint8_t)v;
+	}
+	return 0;
+}
+
+void netlink_prefix_mask(struct netlink_prefix *p)
+{
+	unsigned int bits = p->prefixlen, len = (unsigned int)addr_len(p->family);
+
+	for (unsigned int i = 0; i < len; i++) {
+		if (bits >= 8) {
+			bits -= 8;
+			continue;
+		}
+		p->addr.bytes[i] &= (uint8_t)(0xff00u >> bits);
+		bits = 0;
+	}
+}
