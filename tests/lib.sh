@@ -1,0 +1,301 @@
+# SPDX-License-Identifier: MIT
+# Shared helpers for tests/integration/*.sh: result lines, cleanup registry, ports, netns, spliced.
+# Source it first thing: . "$(dirname "$0")/../lib.sh"
+# shellcheck shell=bash
+
+set -uo pipefail
+
+T_TOP=${SPLICED_TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+T_BUILD=${SPLICED_BUILD:-$T_TOP/build}
+SPLICED_BIN=${SPLICED_BIN:-$T_BUILD/relay/spliced}
+XFER=${XFER:-$T_BUILD/tests/tools/xfer}
+T_NAME=${T_NAME:-integration/$(basename "$0" .sh)}
+T_TMP=$(mktemp -d "/tmp/spl-$(basename "$0" .sh).XXXXXX")
+T_FAILS=0
+T_PIDS=()
+T_NETNS=()
+T_FILES=()
+T_LOGS=()   # logs of daemons we started, shown when a case fails
+T_NS_SEQ=0
+T_START=$SECONDS
+
+# --- result lines ---------------------------------------------------------
+
+pass() { echo "PASS: $T_NAME/$1"; }
+skip() { echo "SKIP: $T_NAME/$1 (${2:-skipped})"; }
+
+# fail CASE [WHY]: print the FAIL line, then the logs of every daemon we started.
+fail() {
+	echo "FAIL: $T_NAME/$1${2:+ ($2)}"
+	T_FAILS=$((T_FAILS + 1))
+	local l
+	for l in "${T_LOGS[@]}"; do
+		[ -s "$l" ] || continue
+		echo "# --- last lines of $(basename "$l")"
+		tail -n 20 "$l" | sed 's/^/#   /'
+	done
+}
+
+# check CASE CMD...: PASS when CMD succeeds, FAIL (with its output) otherwise.
+check() {
+	local name=$1 out
+	shift
+	if out=$("$@" 2>&1); then
+		pass "$name"
+	else
+		fail "$name" "command failed: $*"
+		printf '%s\n' "$out" | tail -n 15 | sed 's/^/#   /'
+	fi
+}
+
+# expect_eq CASE GOT WANT [WHAT]
+expect_eq() {
+	if [ "$2" == "$3" ]; then pass "$1"; else fail "$1" "${4:-value}: got '$2', want '$3'"; fi
+}
+
+# finish: the last line of every script; non-zero exit when any case failed.
+finish() {
+	echo "# $T_NAME: $((SECONDS - T_START))s, $T_FAILS failed"
+	[ "$T_FAILS" -eq 0 ]
+	exit
+}
+
+# need CMD...: SKIP the whole script (exit 0) when a required command is missing.
+need() {
+	local c
+	for c in "$@"; do
+		if ! command -v "$c" >/dev/null 2>&1 && [ ! -x "$c" ]; then
+			skip all "$c not installed"
+			exit 0
+		fi
+	done
+}
+
+need_root() {
+	if [ "$(id -u)" != 0 ]; then
+		skip "${1:-netns}" "needs root for network namespaces"
+		return 1
+	fi
+}
+
+# --- cleanup registry -----------------------------------------------------
+
+on_cleanup_pid() { T_PIDS+=("$@"); }
+on_cleanup_file() { T_FILES+=("$@"); }
+
+t_cleanup() {
+	local p n i
+	trap - EXIT INT TERM
+	for p in "${T_PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
+	# Give them up to 2 s to exit, then insist.
+	for i in $(seq 20); do
+		n=0
+		for p in "${T_PIDS[@]}"; do kill -0 "$p" 2>/dev/null && n=1; done
+		[ $n -eq 0 ] && break
+		sleep 0.1
+	done
+	for p in "${T_PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
+	for n in "${T_NETNS[@]}"; do
+		# Anything still running inside the namespace was started by this test.
+		for p in $(ip netns pids "$n" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+		ip netns del "$n" 2>/dev/null
+	done
+	for n in "${T_FILES[@]}"; do rm -rf "$n"; done
+	rm -rf "$T_TMP"
+}
+trap t_cleanup EXIT
+trap 'echo "FAIL: $T_NAME/interrupted"; exit 1' INT TERM
+
+# --- processes and ports --------------------------------------------------
+
+# free_port [ADDR]: a random TCP port nobody listens on (others run tests concurrently,
+# so pick randomly instead of counting up from a base).
+free_port() {
+	local p i
+	for i in $(seq 200); do
+		p=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+		if ! ss -Htan "( sport = :$p )" 2>/dev/null | grep -q .; then
+			echo "$p"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# wait_port HOST PORT [SECONDS] [NETNS]: wait until a TCP connect succeeds.
+# Do not use it on a one-shot (--once) server: the probe would be its only client.
+wait_port() {
+	local host=$1 port=$2 secs=${3:-10} ns=${4:-} i h=${1#[}
+	h=${h%]}
+	for i in $(seq $((secs * 20))); do
+		if [ -n "$ns" ]; then
+			ip netns exec "$ns" bash -c "exec 3<>/dev/tcp/$h/$port" 2>/dev/null && return 0
+		else
+			bash -c "exec 3<>/dev/tcp/$h/$port" 2>/dev/null && return 0
+		fi
+		sleep 0.05
+	done
+	return 1
+}
+
+# wait_file FILE [SECONDS]: wait until FILE exists and is non-empty.
+wait_file() {
+	local i
+	for i in $(seq $((${2:-10} * 20))); do
+		[ -s "$1" ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# wait_pid PID SECONDS: wait for a background child; 124 when it is still running then.
+wait_pid() {
+	local pid=$1 i
+	for i in $(seq $(($2 * 20))); do
+		if ! kill -0 "$pid" 2>/dev/null; then
+			wait "$pid"
+			return
+		fi
+		sleep 0.05
+	done
+	return 124
+}
+
+# xfer_server VAR [NETNS] -- XFER-LISTEN-ARGS...: start "xfer listen ... --port-file" in the
+# background (stdin/stdout as the caller redirects them with XFER_IN/XFER_OUT), wait until it
+# listens; sets VAR_PID and VAR_PORT and VAR_ERR (its stderr file).
+XFER_IN=/dev/null
+XFER_OUT=/dev/null
+xfer_server() {
+	local var=$1 ns=
+	shift
+	if [ "$1" != "--" ]; then ns=$1; shift; fi
+	shift
+	local pf=$T_TMP/$var.port err=$T_TMP/$var.err pid
+	rm -f "$pf"
+	if [ -n "$ns" ]; then
+		ip netns exec "$ns" "$XFER" listen "$@" --port-file "$pf" <"$XFER_IN" >"$XFER_OUT" 2>"$err" &
+	else
+		"$XFER" listen "$@" --port-file "$pf" <"$XFER_IN" >"$XFER_OUT" 2>"$err" &
+	fi
+	pid=$!
+	on_cleanup_pid "$pid"
+	printf -v "${var}_PID" %s "$pid"
+	printf -v "${var}_ERR" %s "$err"
+	if ! wait_file "$pf" 10; then
+		echo "# xfer listen $* did not start: $(cat "$err")"
+		return 1
+	fi
+	printf -v "${var}_PORT" %s "$(cat "$pf")"
+}
+
+# --- network namespaces ---------------------------------------------------
+
+# netns_new VAR: create a namespace named spl<pid>-<n> with lo up; its name goes into VAR.
+netns_new() {
+	local n
+	T_NS_SEQ=$((T_NS_SEQ + 1))
+	n="spl$$-$T_NS_SEQ"
+	ip netns add "$n" || return 1
+	T_NETNS+=("$n")
+	ip -n "$n" link set lo up || return 1
+	printf -v "$1" %s "$n"
+}
+
+# netns_veth NS_A ADDR_A NS_B ADDR_B: link two namespaces with a veth pair (ADDR as cidr).
+netns_veth() {
+	local a=$1 aa=$2 b=$3 ba=$4 ia="v${T_NS_SEQ}a$$" ib="v${T_NS_SEQ}b$$"
+	ia=${ia:0:15}
+	ib=${ib:0:15}
+	ip link add "$ia" netns "$a" type veth peer name "$ib" netns "$b" || return 1
+	ip -n "$a" addr add "$aa" dev "$ia" && ip -n "$a" link set "$ia" up &&
+		ip -n "$b" addr add "$ba" dev "$ib" && ip -n "$b" link set "$ib" up
+}
+
+# in_ns NS CMD...: run CMD inside NS ("" = here).
+in_ns() {
+	local ns=$1
+	shift
+	if [ -n "$ns" ]; then ip netns exec "$ns" "$@"; else "$@"; fi
+}
+
+# --- spliced --------------------------------------------------------------
+
+T_SPLICED_SEQ=0
+SPLICED_NETNS=    # set to run the next start_spliced inside a namespace
+
+# start_spliced CONFIG-TEXT: write it to a temp INI, start $SPLICED_BIN -c INI in the
+# background, wait until every "listen =" port accepts. Sets SPLICED_PID, SPLICED_LOG,
+# SPLICED_CONF. Returns 1 (after printing its log) when it does not come up.
+start_spliced() {
+	T_SPLICED_SEQ=$((T_SPLICED_SEQ + 1))
+	local conf=$T_TMP/spliced-$T_SPLICED_SEQ.ini log=$T_TMP/spliced-$T_SPLICED_SEQ.log
+	local l hp host port ok=1 ns=$SPLICED_NETNS
+	printf '%s\n' "$1" >"$conf"
+	if [ -n "$ns" ]; then
+		ip netns exec "$ns" "$SPLICED_BIN" -c "$conf" 2>"$log" &
+	else
+		"$SPLICED_BIN" -c "$conf" 2>"$log" &
+	fi
+	SPLICED_PID=$!
+	SPLICED_LOG=$log
+	SPLICED_CONF=$conf
+	on_cleanup_pid "$SPLICED_PID"
+	T_LOGS+=("$log")
+	while read -r l; do
+		hp=${l#*=}
+		hp=${hp// /}
+		host=${hp%:*}
+		port=${hp##*:}
+		if ! wait_port "$host" "$port" 10 "$ns"; then
+			ok=0
+			break
+		fi
+	done < <(grep -E '^[[:space:]]*listen[[:space:]]*=' "$conf")
+	if [ $ok -eq 0 ] || ! kill -0 "$SPLICED_PID" 2>/dev/null; then
+		echo "# spliced did not come up (config $conf):"
+		sed 's/^/#   /' "$conf"
+		echo "# its log:"
+		tail -n 30 "$log" | sed 's/^/#   /'
+		return 1
+	fi
+}
+
+# stop_spliced [PID]: SIGTERM and wait up to 10 s; returns its exit status.
+stop_spliced() {
+	local pid=${1:-$SPLICED_PID}
+	kill -TERM "$pid" 2>/dev/null
+	wait_pid "$pid" 10
+}
+
+# sha FILE: its sha256 hex.
+sha() { sha256sum "$1" | cut -d' ' -f1; }
+
+# need_spliced: SKIP the script when the binary is missing.
+need_spliced() {
+	if [ ! -x "$SPLICED_BIN" ]; then
+		skip all "$SPLICED_BIN not built"
+		exit 0
+	fi
+	if [ ! -x "$XFER" ]; then
+		skip all "$XFER not built"
+		exit 0
+	fi
+}
+
+# http_server VAR DIR ADDR [PORT] [NETNS]: python3 -m http.server serving DIR on ADDR
+# (127.0.0.1 or ::1); sets VAR_PID and VAR_PORT.
+http_server() {
+	local var=$1 dir=$2 addr=$3 port=${4:-} ns=${5:-} pid log
+	[ -n "$port" ] || port=$(free_port)
+	log=$T_TMP/$var.log
+	in_ns "$ns" python3 -m http.server --bind "$addr" --directory "$dir" "$port" >"$log" 2>&1 &
+	pid=$!
+	on_cleanup_pid "$pid"
+	printf -v "${var}_PID" %s "$pid"
+	printf -v "${var}_PORT" %s "$port"
+	if ! wait_port "$addr" "$port" 10 "$ns"; then
+		echo "# http.server on $addr:$port did not start: $(tail -n 5 "$log")"
+		return 1
+	fi
+}
