@@ -14,6 +14,7 @@ enum config_limits {
 	CONFIG_MAX_INBOUNDS = 64,
 	CONFIG_MAX_OUTBOUNDS = 64,
 	CONFIG_MAX_RULES = 1024,
+	USERS_FIELD_MAX = 255, /* RFC 1929: ULEN and PLEN are one octet */
 };
 
 enum log_level { LOG_ERROR = 0, LOG_WARN, LOG_INFO, LOG_DEBUG };
@@ -115,16 +116,34 @@ extern const char config_default_ini[];
  * returns -EINVAL (bad content) or -errno (cannot open). The caller owns *out.
  */
 int config_load(const char *path, struct config **out, void *err);
+/* The same from memory; `name` is the file name used in messages. */
+int config_load_string(const char *name, const char *text, struct config **out, void *err);
 void config_free(struct config *c);
+/* Index of the outbound called `name`, or -1. */
+int config_outbound_index(const struct config *c, const char *name);
 
 /*
  * Read a users file: one "name password" (or "name:password") per line, '#'
  * comments and blank lines ignored. Errors are "file:line: message" to err.
  */
 int users_load_file(const char *path, struct users *out, void *err);
+/* Frees the entries (passwords wiped), not *u itself; see users_destroy(). */
 void users_free(struct users *u);
+/* users_free() and free(u): for the table inbound_users_build() returns. */
+void users_destroy(struct users *u);
 /* Constant-time lookup; true when name and password match an entry. */
 bool users_check(const struct users *u, const char *name, const char *pass);
+/* The same for wire fields that carry lengths (RFC 1929 ULEN/PLEN). */
+bool users_check_len(const struct users *u, const char *name, size_t name_len, const char *pass,
+                     size_t pass_len);
+/* Append a copy (each field 1..255 bytes); 0, -EINVAL or -ENOMEM. */
+int users_add(struct users *u, const char *name, size_t name_len, const char *pass,
+              size_t pass_len);
+/* Sort by name: users_check() needs it (the loaders and config_load do it). */
+void users_sort(struct users *u);
+/* NULL when acceptable, else why not (for messages). */
+const char *users_check_name(const char *name, size_t len);
+const char *users_check_pass(const char *pass, size_t len);
 
 /*
  * The users of an inbound: its inline `user =` keys plus its users file (read
@@ -138,5 +157,9 @@ bool inbound_requires_auth(const struct inbound *in);
 int config_parse_sockaddr(const char *s, struct sockaddr_storage *ss, socklen_t *len);
 /* "host:port" / "[v6]:port" → strdup'd host (brackets stripped) and port. */
 int config_parse_hostport(const char *s, char **host, uint16_t *port);
+/* "500ms", "10s", "5m", "1h", "30" (seconds) → ms; -EINVAL (syntax), -ERANGE. */
+int config_parse_duration(const char *s, unsigned *ms);
+/* "65536", "64k", "1m" (k = 1024) → bytes; -EINVAL (syntax), -ERANGE. */
+int config_parse_size(const char *s, unsigned *bytes);
 
 #endif

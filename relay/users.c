@@ -1,0 +1,378 @@
+/* SPDX-License-Identifier: MIT */
+/* Users tables: users files, inline users, and the constant-time credential check. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+
+/*
+ * Every password is stored in a zero-filled buffer of PASS_SLOT bytes, so
+ * users_check() can compare all of it without a length-dependent loop: a
+ * password holds no NUL, so two slots are equal exactly when the passwords are.
+ */
+enum { PASS_SLOT = USERS_FIELD_MAX + 1 };
+
+static void __attribute__((format(printf, 4, 5)))
+uerr(void *err, const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err)
+		return;
+	if (line > 0)
+		fprintf(err, "%s:%d: ", file, line);
+	else
+		fprintf(err, "%s: ", file);
+	va_start(ap, fmt);
+	vfprintf(err, fmt, ap);
+	va_end(ap);
+	fputc('\n', err);
+}
+
+static int cmp_user(const void *a, const void *b)
+{
+	const struct user *x = a, *y = b;
+
+	return strcmp(x->name, y->name);
+}
+
+/* Wipe and free one entry's strings. */
+static void user_clear(struct user *e)
+{
+	if (e->pass) {
+		explicit_bzero(e->pass, strlen(e->pass));
+		free(e->pass);
+	}
+	free(e->name);
+	e->name = e->pass = NULL;
+}
+
+void users_free(struct users *u)
+{
+	if (!u)
+		return;
+	for (size_t i = 0; i < u->n; i++)
+		user_clear(&u->v[i]);
+	free(u->v);
+	u->v = NULL;
+	u->n = 0;
+}
+
+void users_destroy(struct users *u)
+{
+	users_free(u);
+	free(u);
+}
+
+const char *users_check_name(const char *name, size_t len)
+{
+	if (len == 0)
+		return "empty user name";
+	if (len > USERS_FIELD_MAX)
+		return "user name longer than 255 bytes";
+	for (size_t i = 0; i < len; i++) {
+		unsigned char ch = (unsigned char)name[i];
+		if (ch <= ' ' || ch == ':' || ch == 0x7f)
+			return "user name contains a space, ':' or a control character";
+	}
+	return NULL;
+}
+
+const char *users_check_pass(const char *pass, size_t len)
+{
+	if (len == 0)
+		return "empty password";
+	if (len > USERS_FIELD_MAX)
+		return "password longer than 255 bytes";
+	if (memchr(pass, '\0', len) || memchr(pass, '\n', len) || memchr(pass, '\r', len))
+		return "password contains a NUL or line break";
+	return NULL;
+}
+
+int users_add(struct users *u, const char *name, size_t name_len, const char *pass, size_t pass_len)
+{
+	struct user *v, e = {0};
+
+	if (users_check_name(name, name_len) || users_check_pass(pass, pass_len))
+		return -EINVAL;
+	e.name = strndup(name, name_len);
+	e.pass = calloc(1, PASS_SLOT);
+	if (!e.name || !e.pass)
+		goto nomem;
+	memcpy(e.pass, pass, pass_len);
+	v = realloc(u->v, (u->n + 1) * sizeof(*v));
+	if (!v)
+		goto nomem;
+	u->v = v;
+	u->v[u->n++] = e;
+	return 0;
+nomem:
+	free(e.name);
+	free(e.pass);
+	return -ENOMEM;
+}
+
+void users_sort(struct users *u)
+{
+	if (u->n > 1)
+		qsort(u->v, u->n, sizeof(*u->v), cmp_user);
+}
+
+/*
+ * The name is found by binary search: its timing depends on the name, which
+ * RFC 1929 sends in clear anyway. The password is then compared over the whole
+ * slot, and compared against a dummy slot when the name is unknown, so the
+ * time spent does not depend on the stored password nor on whether the name
+ * exists.
+ */
+bool users_check_len(const struct users *u, const char *name, size_t name_len, const char *pass,
+                     size_t pass_len)
+{
+	static const char dummy[PASS_SLOT];
+	char given[PASS_SLOT] = {0};
+	const char *stored = dummy;
+	volatile unsigned char diff = 0;
+	size_t lo = 0, hi;
+	int found = 0;
+
+	if (!u || !name || !pass || name_len > USERS_FIELD_MAX || pass_len > USERS_FIELD_MAX)
+		return false;
+	memcpy(given, pass, pass_len);
+	hi = u->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const char *n = u->v[mid].name;
+		int c = strncmp(n, name, name_len);
+		if (c == 0 && n[name_len] != '\0')
+			c = 1; /* stored name is longer: it sorts after the given one */
+		if (c == 0) {
+			stored = u->v[mid].pass;
+			found = 1;
+			break;
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = 0; i < PASS_SLOT; i++)
+		diff |= (unsigned char)(stored[i] ^ given[i]);
+	/* A NUL inside the given password never matches (a stored one has none). */
+	if (memchr(pass, '\0', pass_len) || memchr(name, '\0', name_len))
+		found = 0;
+	explicit_bzero(given, sizeof(given));
+	return found & (diff == 0);
+}
+
+bool users_check(const struct users *u, const char *name, const char *pass)
+{
+	if (!name || !pass)
+		return false;
+	return users_check_len(u, name, strlen(name), pass, strlen(pass));
+}
+
+struct seen {
+	const char *name;
+	int line;
+};
+
+static int cmp_seen(const void *a, const void *b)
+{
+	const struct seen *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	return c ? c : x->line - y->line;
+}
+
+/* Report names that appear twice, at the later line. Returns the number found. */
+static int report_duplicates(const struct users *u, const int *lines, const char *path, void *err)
+{
+	struct seen *s;
+	int dups = 0;
+
+	if (u->n < 2)
+		return 0;
+	s = calloc(u->n, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	for (size_t i = 0; i < u->n; i++)
+		s[i] = (struct seen){u->v[i].name, lines[i]};
+	qsort(s, u->n, sizeof(*s), cmp_seen);
+	for (size_t i = 1; i < u->n; i++) {
+		if (strcmp(s[i].name, s[i - 1].name) == 0) {
+			uerr(err, path, s[i].line, "user \"%s\" already defined on line %d",
+			     s[i].name, s[i - 1].line);
+			dups++;
+		}
+	}
+	free(s);
+	return dups;
+}
+
+/*
+ * One line: NAME, then ':' or a run of blanks, then the password up to the
+ * end of the line (trailing blanks removed, inner blanks kept). Returns 0,
+ * -EINVAL (message written) or -ENOMEM.
+ */
+static int parse_user_line(struct users *u, char *s, const char *path, int line, void *err,
+                           const struct inbound *in)
+{
+	size_t n = strcspn(s, ": \t"), plen;
+	const char *why, *pass;
+
+	if (s[n] == '\0') {
+		uerr(err, path, line, "user \"%.*s\": no password (expected \"name password\")",
+		     (int)(n > 64 ? 64 : n), s);
+		return -EINVAL;
+	}
+	pass = s + n + 1;
+	if (s[n] != ':')
+		pass += strspn(pass, " \t");
+	plen = strlen(pass);
+	why = users_check_name(s, n);
+	if (why) {
+		uerr(err, path, line, "%s", why);
+		return -EINVAL;
+	}
+	why = users_check_pass(pass, plen);
+	if (why) {
+		uerr(err, path, line, "user \"%.*s\": %s", (int)n, s, why);
+		return -EINVAL;
+	}
+	s[n] = '\0'; /* the password starts after it */
+	if (in && bsearch(&(struct user){.name = s}, in->inline_users.v, in->inline_users.n,
+	                  sizeof(struct user), cmp_user)) {
+		uerr(err, path, line, "user \"%s\" is also defined by a user = key in [inbound %s]",
+		     s, in->name);
+		return -EINVAL;
+	}
+	return users_add(u, s, n, pass, plen);
+}
+
+/*
+ * Reads a users file into *out (sorted). Names already in in->inline_users
+ * (sorted, as config_load leaves them) are errors. Returns 0, -EINVAL or -errno.
+ */
+static int load_users(FILE *f, const char *path, struct users *out, void *err,
+                      const struct inbound *in)
+{
+	char *buf = NULL;
+	size_t cap = 0;
+	int *lines = NULL, line = 0, bad = 0, rc = 0;
+	ssize_t n;
+
+	*out = (struct users){0};
+	while ((n = getline(&buf, &cap, f)) >= 0) {
+		char *s = buf;
+		int *nl;
+
+		line++;
+		if ((size_t)n != strlen(buf)) {
+			uerr(err, path, line, "line contains a NUL byte");
+			bad++;
+			continue;
+		}
+		while (n > 0 && strchr("\r\n \t", buf[n - 1]))
+			buf[--n] = '\0';
+		s += strspn(s, " \t");
+		if (*s == '\0' || *s == '#')
+			continue;
+		rc = parse_user_line(out, s, path, line, err, in);
+		if (rc == -EINVAL) {
+			bad++;
+			continue;
+		}
+		if (rc < 0)
+			goto out;
+		nl = realloc(lines, out->n * sizeof(*lines));
+		if (!nl) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		lines = nl;
+		lines[out->n - 1] = line;
+	}
+	if (ferror(f)) {
+		rc = -(errno ? errno : EIO);
+		uerr(err, path, 0, "read error: %s", strerror(-rc));
+		goto out;
+	}
+	rc = report_duplicates(out, lines, path, err);
+	if (rc < 0)
+		goto out;
+	bad += rc;
+	rc = bad ? -EINVAL : 0;
+	users_sort(out);
+out:
+	if (buf) {
+		explicit_bzero(buf, cap);
+		free(buf);
+	}
+	free(lines);
+	if (rc < 0)
+		users_free(out);
+	return rc;
+}
+
+static int open_and_load(const char *path, struct users *out, void *err, const struct inbound *in)
+{
+	FILE *f = fopen(path, "re");
+	int rc;
+
+	*out = (struct users){0};
+	if (!f) {
+		rc = -errno;
+		uerr(err, path, 0, "cannot open: %s", strerror(-rc));
+		return rc;
+	}
+	rc = load_users(f, path, out, err, in);
+	fclose(f);
+	return rc;
+}
+
+int users_load_file(const char *path, struct users *out, void *err)
+{
+	return open_and_load(path, out, err, NULL);
+}
+
+bool inbound_requires_auth(const struct inbound *in)
+{
+	return in->inline_users.n > 0 || in->users_file != NULL;
+}
+
+struct users *inbound_users_build(const struct inbound *in, void *err, int *err_out)
+{
+	struct users *u = calloc(1, sizeof(*u)), file = {0};
+	int rc = 0;
+
+	if (!u) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	if (in->users_file) {
+		rc = open_and_load(in->users_file, &file, err, in);
+		if (rc < 0)
+			goto out;
+	}
+	/* Both lists are valid and disjoint by now: merge them into one table. */
+	for (size_t i = 0; i < in->inline_users.n + file.n; i++) {
+		const struct user *e = i < in->inline_users.n ? &in->inline_users.v[i]
+		                                              : &file.v[i - in->inline_users.n];
+		rc = users_add(u, e->name, strlen(e->name), e->pass, strlen(e->pass));
+		if (rc < 0)
+			goto out;
+	}
+	users_sort(u);
+out:
+	users_free(&file);
+	if (rc < 0) {
+		users_destroy(u);
+		u = NULL;
+	}
+	if (err_out)
+		*err_out = rc;
+	return u;
+}
