@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/* A userspace WireGuard interface: TUN queues, UDP sockets and worker threads around the core. */
+#ifndef SPLICED_WG_DEVICE_H
+#define SPLICED_WG_DEVICE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "wgconf.h"
+
+struct wg_device;
+
+struct wg_device_opts {
+	const char *name;     /* interface name (required) */
+	unsigned int workers; /* 0: one per online CPU */
+	bool offload;         /* TUN virtio-net header (TSO/GRO) and UDP GSO/GRO */
+	bool routes;          /* install address, routes (and rules) from the config */
+	unsigned int
+	        time_scale; /* test-only: protocol clock runs this many times faster; 1 = real */
+	int ready_fd;       /* if >= 0, one byte is written there once the device is up */
+};
+
+/*
+ * Creates the TUN interface, applies the configuration (keys, peers, MTU,
+ * addresses, routes), binds the UDP sockets and opens the UAPI socket.
+ * Returns 0 or -errno with a message on stderr.
+ */
+int wg_device_create(struct wg_device **out, const struct wgconf *conf,
+                     const struct wg_device_opts *opts);
+/* Runs the workers and the control loop until wg_device_stop() or the interface disappears. */
+int wg_device_run(struct wg_device *d);
+/* Async-signal-safe: asks wg_device_run() to return. */
+void wg_device_stop(struct wg_device *d);
+/* Async-signal-safe: prints the drop and traffic counters to stderr at the next control tick. */
+void wg_device_dump_stats(struct wg_device *d);
+/* Removes routes and rules it installed, the UAPI socket and the interface; wipes keys. */
+void wg_device_destroy(struct wg_device *d);
+
+#endif
