@@ -28,8 +28,8 @@ extern int ini_max_line;
 enum config_parse_limits {
 	LINE_BYTES = 8192, /* inih line buffer: the longest useful line is a 4095-byte path */
 	LABEL_BYTES = 2 * 84 + 8, /* "[TYPE NAME]", both parts quoted (QUOTE_BYTES) */
-	KEY_NAME_MAX = 32, /* longer keys are unknown by construction */
-	QUOTE_BYTES = 84,  /* values echoed in messages are cut at 80 bytes */
+	KEY_NAME_MAX = 32,        /* longer keys are unknown by construction */
+	QUOTE_BYTES = 84,         /* values echoed in messages are cut at 80 bytes */
 	KEYS_PER_SECTION = 16,
 	WORKERS_MAX = 256,
 	MAX_CONNECTIONS_MAX = 10000000,
@@ -240,13 +240,15 @@ static bool valid_hostname(const char *s)
 	size_t len = strlen(s), lab = 0;
 	bool digits_only = true;
 
+	if (len > 1 && s[len - 1] == '.')
+		len--; /* the root label of a fully qualified name */
 	if (len == 0 || len > HOSTNAME_MAX)
 		return false;
 	for (const char *c = s;; c++) {
-		if (*c == '.' || *c == '\0') {
+		if (*c == '.' || c == s + len) {
 			if (lab == 0 || lab > LABEL_MAX)
 				return false;
-			if (*c == '\0')
+			if (c == s + len)
 				break;
 			lab = 0;
 			digits_only = true;
@@ -1275,7 +1277,10 @@ static void add_implicit(struct parser *p, const char *name, enum outbound_type 
 	if (config_outbound_index(p->c, name) >= 0)
 		return;
 	if (p->c->n_outbounds == CONFIG_MAX_OUTBOUNDS) {
-		serr(p, p->c->outbounds[CONFIG_MAX_OUTBOUNDS - 1].line, NULL,
+		int line = 0;
+		for (size_t i = 0; i < p->c->n_outbounds; i++) /* the last one the file defines */
+			line = p->c->outbounds[i].line > line ? p->c->outbounds[i].line : line;
+		serr(p, line, NULL,
 		     "no room left for the implicit [outbound %s] (at most %d outbounds)", name,
 		     CONFIG_MAX_OUTBOUNDS);
 		return;

@@ -145,9 +145,11 @@ bool users_check_len(const struct users *u, const char *name, size_t name_len, c
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		const char *n = u->v[mid].name;
-		int c = strncmp(n, name, name_len);
-		if (c == 0 && n[name_len] != '\0')
-			c = 1; /* stored name is longer: it sorts after the given one */
+		size_t nl = strlen(n);
+		/* strcmp() order (users_sort) for a given name that carries a length */
+		int c = memcmp(n, name, nl < name_len ? nl : name_len);
+		if (c == 0)
+			c = (nl > name_len) - (nl < name_len);
 		if (c == 0) {
 			stored = u->v[mid].pass;
 			found = 1;
@@ -243,8 +245,9 @@ static int parse_user_line(struct users *u, char *s, const char *path, int line,
 		return -EINVAL;
 	}
 	s[n] = '\0'; /* the password starts after it */
-	if (in && bsearch(&(struct user){.name = s}, in->inline_users.v, in->inline_users.n,
-	                  sizeof(struct user), cmp_user)) {
+	if (in && in->inline_users.n &&
+	    bsearch(&(struct user){.name = s}, in->inline_users.v, in->inline_users.n,
+	            sizeof(struct user), cmp_user)) {
 		uerr(err, path, line, "user \"%s\" is also defined by a user = key in [inbound %s]",
 		     s, in->name);
 		return -EINVAL;
