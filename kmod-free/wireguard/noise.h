@@ -88,6 +88,8 @@ bool wg_noise_received_with_keypair(struct wg_peer *peer, struct wg_keypair *kp)
  * Both are pure in the keypair (no counters touched), so a device may run
  * them on several threads once it has reserved the nonces.
  */
+/* Plaintext length after padding: a multiple of 16, capped at mtu (0 = no cap). */
+size_t wg_data_padded_len(size_t len, size_t mtu);
 long wg_keypair_seal(const struct wg_keypair *kp, uint64_t counter, uint8_t *buf, size_t len,
                      size_t cap, size_t mtu);
 long wg_keypair_open(const struct wg_keypair *kp, uint8_t *msg, size_t len);
