@@ -5,7 +5,8 @@
  * Usage: probe HOST:PORT [options] [chunks...]
  *   -x HEX     a chunk given in hex ("050100")
  *   -a TEXT    a chunk as text with \r \n \\ \xHH escapes
- *   -z N       a chunk of N pseudo-random bytes (fixed seed per position)
+ *   -z N       a chunk of N pseudo-random bytes (from the seed of -S, default 0)
+ *   -S SEED    seed for the following -z chunks
  *   -R N       a chunk of N copies of the byte given by the next -x (e.g. -R 300 -x 41)
  *   -d MS      pause before each chunk after the first (default 0)
  *   -1         send every chunk one byte at a time (with -d between bytes)
@@ -178,6 +179,7 @@ int main(int argc, char **argv)
 	int delay = 0, wait_ms = 5000;
 	bool bytewise = false, half = false, kill_after = false;
 	unsigned repeat = 0;
+	uint32_t seed = 0;
 
 	signal(SIGPIPE, SIG_IGN);
 	if (argc < 2 || parse_endpoint(argv[1], &ss, &sl))
@@ -210,13 +212,16 @@ int main(int argc, char **argv)
 			end_chunk();
 			i++;
 		} else if (!strcmp(a, "-z")) {
-			uint32_t x = 0x9e3779b9u ^ (uint32_t)plen;
+			uint32_t x = 0x9e3779b9u ^ (uint32_t)plen ^ (seed * 2654435761u);
 			for (long k = atol(v); k > 0; k--) {
 				x ^= x << 13, x ^= x >> 17, x ^= x << 5;
 				if (put((unsigned char)x))
 					goto usage;
 			}
 			end_chunk();
+			i++;
+		} else if (!strcmp(a, "-S")) {
+			seed = (uint32_t)strtoul(v, NULL, 0);
 			i++;
 		} else if (!strcmp(a, "-R")) {
 			repeat = (unsigned)atoi(v);
@@ -287,6 +292,6 @@ int main(int argc, char **argv)
 	return 0;
 usage:
 	fprintf(stderr,
-	        "usage: probe HOST:PORT [-x HEX] [-a TEXT] [-z N] [-R N -x HEX] [-d MS] [-1] [-h] [-k] [-w MS]\n");
+	        "usage: probe HOST:PORT [-x HEX] [-a TEXT] [-z N] [-S SEED] [-R N -x HEX] [-d MS] [-1] [-h] [-k] [-w MS]\n");
 	return 2;
 }
