@@ -1350,10 +1350,8 @@ static int parse(struct parser *p)
 		ini_max_line = saved;
 	if (rc == -2)
 		return -ENOMEM;
-	if (p->read_errno) {
-		serr(p, p->line + 1, NULL, "read error: %s", strerror(p->read_errno));
+	if (p->read_errno)
 		return -p->read_errno;
-	}
 	if (rc > 0 && !p->errors) /* read_line() lets nothing malformed through */
 		serr(p, p->line, NULL, "syntax error");
 	close_section(p);
@@ -1420,12 +1418,8 @@ int config_load(const char *path, struct config **out, void *err)
 	if (!path)
 		return config_load_string("(built-in)", config_default_ini, out, err);
 	in = fopen(path, "re");
-	if (!in) {
-		rc = -errno;
-		if (err)
-			fprintf(err, "%s: cannot open: %s\n", path, strerror(-rc));
-		return rc;
-	}
+	if (!in)
+		return -errno; /* the caller words it: it knows the path */
 	copy = strdup(path);
 	if (!copy) {
 		fclose(in);

@@ -111,9 +111,10 @@ struct config {
 extern const char config_default_ini[];
 
 /*
- * Parse `path` (or, when path is NULL, config_default_ini). On error writes one
- * "file:line: message" line per problem to `err` (a FILE*, usually stderr) and
- * returns -EINVAL (bad content) or -errno (cannot open). The caller owns *out.
+ * Parse `path` (or, when path is NULL, config_default_ini). On bad content
+ * writes one "file:line: message" line per problem to `err` (a FILE*, usually
+ * stderr; NULL = silent) and returns -EINVAL. When the file cannot be opened
+ * or read it writes nothing and returns -errno. The caller owns *out.
  */
 int config_load(const char *path, struct config **out, void *err);
 /* The same from memory; `name` is the file name used in messages. */

@@ -671,15 +671,13 @@ static void test_file_errors(void)
 	snprintf(path, sizeof(path), "%s/missing.ini", tmpdir);
 	T_EQ_INT(load_path(path, &c, &m), -ENOENT);
 	T_ASSERT(c == NULL);
-	snprintf(exp, sizeof(exp), "%s: cannot open: No such file or directory\n", path);
-	T_EQ_STR(m, exp);
+	T_EQ_STR(m, ""); /* -errno: the caller says it, with the path */
 	free(m);
 
 	/* a directory opens but cannot be read */
 	T_EQ_INT(load_path(tmpdir, &c, &m), -EISDIR);
 	T_ASSERT(c == NULL);
-	snprintf(exp, sizeof(exp), "%s:1: read error: Is a directory\n", tmpdir);
-	T_EQ_STR(m, exp);
+	T_EQ_STR(m, "");
 	free(m);
 
 	/* errors in a file carry its own name */
@@ -1224,7 +1222,7 @@ static void test_example_and_readme(void)
 	        "rule",
 	};
 	struct config *c = NULL;
-	char *m = NULL, *ex = NULL, *readme = NULL, needle[64];
+	char *m = NULL, *ex = NULL, *readme = NULL, *block, *end, needle[64];
 	size_t len;
 	FILE *f;
 
@@ -1246,6 +1244,13 @@ static void test_example_and_readme(void)
 	T_ASSERT(ex && readme);
 	if (!ex || !readme)
 		goto out;
+	/* only the configuration block of the README counts */
+	block = strstr(readme, "<!-- config begin -->");
+	end = block ? strstr(block, "<!-- config end -->") : NULL;
+	T_ASSERT(block && end);
+	if (!block || !end)
+		goto out;
+	*end = '\0';
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 		snprintf(needle, sizeof(needle), "\n%s = ", keys[i]);
 		if (!strstr(ex, needle)) {
@@ -1254,7 +1259,7 @@ static void test_example_and_readme(void)
 				T_FAILF("spliced.example.ini does not show \"%s = \"", keys[i]);
 		}
 		snprintf(needle, sizeof(needle), "| `%s` |", keys[i]);
-		if (!strstr(readme, needle))
+		if (!strstr(block, needle))
 			T_FAILF("README.md has no table row for `%s`", keys[i]);
 	}
 out:
