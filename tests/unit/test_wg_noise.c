@@ -1,0 +1,504 @@
+/* SPDX-License-Identifier: MIT */
+/* Two in-memory WireGuard cores talk: handshake, data both ways, replays, MAC1, cookies, rekey. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "peer.h"
+#include "t.h"
+
+T_SUITE("wg_noise");
+
+#define S  1000000000ULL
+#define MS 1000000ULL
+
+struct side {
+	struct wg_identity id;
+	struct wg_peer peer; /* the other side */
+	struct sockaddr_in addr;
+	uint8_t priv[32], pub[32];
+};
+
+static struct side *a, *b;
+static uint64_t now;
+static time_t wall = 1700000000;
+
+/* Each initiation must carry a newer TAI64N: advance the wall clock a second per read. */
+static void fake_realtime(struct timespec *ts)
+{
+	ts->tv_sec = wall++;
+	ts->tv_nsec = 0;
+}
+
+static void side_init(struct side *s, const char *ip, uint16_t port)
+{
+	memset(s, 0, sizeof(*s));
+	T_EQ_INT(wg_identity_init(&s->id), 0);
+	s->id.realtime = fake_realtime;
+	T_EQ_INT(wg_x25519_generate(s->priv), 0);
+	T_EQ_INT(wg_x25519_public(s->pub, s->priv), 0);
+	T_EQ_INT(wg_identity_set_private_key(&s->id, s->priv), 0);
+	s->addr.sin_family = AF_INET;
+	s->addr.sin_port = htons(port);
+	inet_pton(AF_INET, ip, &s->addr.sin_addr);
+}
+
+/* a is 10.0.0.1, b is 10.0.0.2; each allows the other's address through its peer. */
+static void setup(const uint8_t *psk)
+{
+	uint8_t ip[4];
+
+	a = calloc(1, sizeof(*a));
+	b = calloc(1, sizeof(*b));
+	now = 1000 * S;
+	side_init(a, "127.0.0.1", 40001);
+	side_init(b, "127.0.0.2", 40002);
+	T_EQ_INT(wg_peer_init(&a->peer, &a->id, b->pub), 0);
+	T_EQ_INT(wg_peer_init(&b->peer, &b->id, a->pub), 0);
+	wg_peer_set_preshared_key(&a->peer, psk);
+	wg_peer_set_preshared_key(&b->peer, psk);
+	inet_pton(AF_INET, "10.0.0.2", ip);
+	T_EQ_INT(wg_allowedips_insert(&a->id.allowedips, AF_INET, ip, 32, &a->peer), 0);
+	inet_pton(AF_INET, "10.0.0.1", ip);
+	T_EQ_INT(wg_allowedips_insert(&b->id.allowedips, AF_INET, ip, 32, &b->peer), 0);
+}
+
+static void teardown(void)
+{
+	wg_identity_destroy(&a->id);
+	wg_identity_destroy(&b->id);
+	free(a);
+	free(b);
+}
+
+/* A minimal IPv4 packet src -> dst with n payload bytes, placed after the data header. */
+static size_t make_ip(uint8_t *buf, const char *src, const char *dst, size_t n, uint8_t fill)
+{
+	uint8_t *p = buf + WG_MSG_DATA_HEADER_LEN;
+
+	memset(p, 0, 20);
+	p[0] = 0x45;
+	p[2] = (uint8_t)((20 + n) >> 8);
+	p[3] = (uint8_t)(20 + n);
+	p[8] = 64;
+	p[9] = 17;
+	inet_pton(AF_INET, src, p + 12);
+	inet_pton(AF_INET, dst, p + 16);
+	memset(p + 20, fill, n);
+	return 20 + n;
+}
+
+static int recv_on(struct side *to, struct side *from, uint8_t *pkt, size_t len, struct wg_rx *rx)
+{
+	return wg_receive(&to->id, pkt, len, (const struct sockaddr *)&from->addr, now, rx);
+}
+
+/* Run initiation -> response between a (initiator) and b. */
+static void handshake(void)
+{
+	uint8_t init[WG_MSG_INITIATION_LEN], resp[WG_MSG_RESPONSE_LEN];
+	struct wg_rx rx;
+
+	T_EQ_INT(wg_peer_create_initiation(&a->peer, init, now), 0);
+	T_EQ_INT(recv_on(b, a, init, sizeof(init), &rx), 0);
+	T_EQ_INT(rx.action, WG_RX_REPLY);
+	T_EQ_INT(rx.len, WG_MSG_RESPONSE_LEN);
+	T_ASSERT(rx.peer == &b->peer);
+	memcpy(resp, rx.data, sizeof(resp));
+	T_EQ_INT(recv_on(a, b, resp, sizeof(resp), &rx), 0);
+	T_EQ_INT(rx.action, WG_RX_NONE);
+	T_ASSERT(rx.peer == &a->peer);
+}
+
+static void test_full_handshake(void)
+{
+	uint8_t buf[2048], want[2048];
+	struct wg_keypair *ka, *kb;
+	struct wg_rx rx;
+	size_t n;
+	long m;
+	unsigned act;
+
+	setup(NULL);
+	/* No session yet: encrypting asks for a handshake. */
+	n = make_ip(buf, "10.0.0.1", "10.0.0.2", 100, 0xaa);
+	T_EQ_INT(wg_peer_encrypt(&a->peer, buf, n, sizeof(buf), now), -ENOKEY);
+	T_ASSERT(wg_peer_tick(&a->peer, now) & WG_ACT_SEND_INITIATION);
+
+	handshake();
+	/* The initiator may send at once; it is asked to confirm (flush or keepalive). */
+	act = wg_peer_tick(&a->peer, now);
+	T_ASSERT(act & WG_ACT_FLUSH_QUEUE);
+	T_ASSERT(act & WG_ACT_SEND_KEEPALIVE);
+	ka = a->peer.keypairs.current;
+	kb = b->peer.keypairs.next; /* the responder waits for confirmation */
+	T_ASSERT(ka && kb && !b->peer.keypairs.current);
+	T_EQ_MEM(ka->send_key, kb->recv_key, 32);
+	T_EQ_MEM(ka->recv_key, kb->send_key, 32);
+	T_ASSERT(memcmp(ka->send_key, ka->recv_key, 32) != 0);
+	T_EQ_INT(ka->remote_index, kb->entry.index);
+	T_EQ_INT(kb->remote_index, ka->entry.index);
+	T_ASSERT(ka->initiator && !kb->initiator);
+	T_ASSERT(!wg_peer_has_session(&b->peer, now));
+	T_EQ_INT(a->peer.handshake.state, WG_HANDSHAKE_ZEROED);
+
+	/* a -> b: first data message; the responder confirms its session. */
+	n = make_ip(buf, "10.0.0.1", "10.0.0.2", 100, 0xaa);
+	memcpy(want, buf + WG_MSG_DATA_HEADER_LEN, n);
+	m = wg_peer_encrypt(&a->peer, buf, n, sizeof(buf), now);
+	T_EQ_INT(m, WG_MSG_DATA_HEADER_LEN + 128 + WG_AEAD_TAG_LEN); /* 120 padded to 128 */
+	T_EQ_INT(wg_le32(buf), WG_MSG_DATA);
+	T_EQ_INT(recv_on(b, a, buf, (size_t)m, &rx), 0);
+	T_EQ_INT(rx.action, WG_RX_DATA);
+	T_EQ_INT(rx.len, n);
+	T_EQ_MEM(rx.data, want, n);
+	T_ASSERT(rx.peer == &b->peer);
+	T_ASSERT(b->peer.keypairs.current == kb && !b->peer.keypairs.next);
+	T_ASSERT(wg_peer_tick(&b->peer, now) & WG_ACT_FLUSH_QUEUE);
+
+	/* b -> a */
+	n = make_ip(buf, "10.0.0.2", "10.0.0.1", 1380, 0x55);
+	memcpy(want, buf + WG_MSG_DATA_HEADER_LEN, n);
+	m = wg_peer_encrypt(&b->peer, buf, n, sizeof(buf), now);
+	T_EQ_INT(m, WG_MSG_DATA_HEADER_LEN + 1408 + WG_AEAD_TAG_LEN);
+	T_EQ_INT(recv_on(a, b, buf, (size_t)m, &rx), 0);
+	T_EQ_INT(rx.action, WG_RX_DATA);
+	T_EQ_INT(rx.len, n);
+	T_EQ_MEM(rx.data, want, n);
+
+	/* Keepalive: authenticated, nothing to deliver. */
+	m = wg_peer_encrypt(&b->peer, buf, 0, sizeof(buf), now);
+	T_EQ_INT(m, WG_MSG_DATA_MIN_LEN);
+	T_EQ_INT(recv_on(a, b, buf, (size_t)m, &rx), 0);
+	T_EQ_INT(rx.action, WG_RX_NONE);
+	T_ASSERT(rx.peer == &a->peer);
+	teardown();
+}
+
+static void test_psk_handshake(void)
+{
+	uint8_t psk[32], other[32], buf[256];
+	struct wg_rx rx;
+	long m;
+
+	memset(psk, 0x42, sizeof(psk));
+	setup(psk);
+	handshake();
+	T_EQ_MEM(a->peer.keypairs.current->send_key, b->peer.keypairs.next->recv_key, 32);
+	teardown();
+	/* Mismatched PSKs: the response does not authenticate. */
+	memset(other, 0x43, sizeof(other));
+	setup(psk);
+	wg_peer_set_preshared_key(&b->peer, other);
+	{
+		uint8_t init[WG_MSG_INITIATION_LEN];
+
+		T_EQ_INT(wg_peer_create_initiation(&a->peer, init, now), 0);
+		T_EQ_INT(recv_on(b, a, init, sizeof(init), &rx), 0);
+		T_EQ_INT(rx.action, WG_RX_REPLY);
+		memcpy(buf, rx.data, rx.len);
+		T_EQ_INT(recv_on(a, b, buf, WG_MSG_RESPONSE_LEN, &rx), -EBADMSG);
+		T_EQ_INT(rx.action, WG_RX_DROP);
+		T_EQ_INT(a->id.stats.rx_handshake_invalid, 1);
+		m = wg_peer_encrypt(&a->peer, buf, 0, sizeof(buf), now);
+		T_EQ_INT(m, -ENOKEY);
+	}
+	teardown();
+}
+
+static void test_initiation_replay_rejected(void)
+{
+	uint8_t init[WG_MSG_INITIATION_LEN], copy[WG_MSG_INITIATION_LEN];
+	struct wg_rx rx;
+
+	setup(NULL);
+	T_EQ_INT(wg_peer_create_initiation(&a->peer, init, now), 0);
+	memcpy(copy, init, sizeof(init));
+	T_EQ_INT(recv_on(b, a, init, sizeof(init), &rx), 0);
+	T_EQ_INT(rx.action, WG_RX_REPLY);
+	/* The same bytes again, even much later: the timestamp is not newer. */
+	now += 10 * S;
+	T_EQ_INT(recv_on(b, a, copy, sizeof(copy), &rx), -EBADMSG);
+	T_EQ_INT(rx.action, WG_RX_DROP);
+	T_EQ_INT(b->id.stats.rx_handshake_invalid, 1);
+	/* A fresh initiation (newer timestamp) is accepted. */
+	T_EQ_INT(wg_peer_create_initiation(&a->peer, init, now), 0);
+	T_EQ_INT(recv_on(b, a, init, sizeof(init), &rx), 0);
+	T_EQ_INT(rx.action, WG_RX_REPLY);
+	/* ... but not a third one within 1/50 s (flood limit), even if fresh. */
+	a->peer.last_sent_handshake = 0;
+	now += 5 * MS;
+	T_EQ_INT(wg_peer_create_initiation(&a->peer, init, now), 0);
+	T_EQ_INT(recv_on(b, a, init, sizeof(init), &rx), -EBADMSG);
+	teardown();
+}
+
+static void test_bad_mac1_rejected(void)
+{
+	uint8_t init[WG_MSG_INITIATION_LEN], bad[WG_MSG_INITIATION_LEN];
+	struct wg_rx rx;
+
+	setup(NULL);
+	T_EQ_INT(wg_peer_create_initiation(&a->peer, init, now), 0);
+	memcpy(bad, init, sizeof(bad));
+	bad[offsetof(struct wg_msg_initiation, macs)] ^= 1; /* mac1 itself */
+	T_EQ_INT(recv_on(b, a, bad, sizeof(bad), &rx), -EBADMSG);
+	memcpy(bad, init, sizeof(bad));
+	bad[20] ^= 1; /* a byte MAC1 covers */
+	T_EQ_INT(recv_on(b, a, bad, sizeof(bad), &rx), -EBADMSG);
+	T_EQ_INT(b->id.stats.rx_bad_mac1, 2);
+	T_EQ_INT(b->id.stats.rx_handshakes, 0);
+	/* Wrong length / type are refused before any crypto. */
+	T_EQ_INT(recv_on(b, a, init, sizeof(init) - 1, &rx), -EINVAL);
+	T_EQ_INT(b->id.stats.rx_invalid_message, 1);
+	/* The untouched message still works (nothing was consumed by the bad ones). */
+	T_EQ_INT(recv_on(b, a, init, sizeof(init), &rx), 0);
+	T_EQ_INT(rx.action, WG_RX_REPLY);
+	teardown();
+}
+
+static void test_cookie_under_load(void)
+{
+	uint8_t init[WG_MSG_INITIATION_LEN], cookie[WG_MSG_COOKIE_LEN], resp[WG_MSG_RESPONSE_LEN];
+	struct wg_rx rx;
+	uint64_t d;
+	unsigned act;
+
+	setup(NULL);
+	b->id.force_under_load = true;
+	T_EQ_INT(wg_peer_create_initiation(&a->peer, init, now), 0);
+	T_ASSERT(wg_ct_is_zero(init + offsetof(struct wg_msg_initiation, macs.mac2), 16));
+	T_EQ_INT(recv_on(b, a, init, sizeof(init), &rx), 0);
+	T_EQ_INT(rx.action, WG_RX_REPLY);
+	T_EQ_INT(rx.len, WG_MSG_COOKIE_LEN);
+	T_EQ_INT(wg_le32(rx.data), WG_MSG_HANDSHAKE_COOKIE);
+	T_EQ_INT(b->id.stats.rx_cookie_sent, 1);
+	T_ASSERT(b->peer.handshake.state == WG_HANDSHAKE_ZEROED); /* no DH work was done */
+	memcpy(cookie, rx.data, sizeof(cookie));
+
+	/* A forged cookie reply is refused; the real one is taken. */
+	cookie[40] ^= 1;
+	T_EQ_INT(recv_on(a, b, cookie, sizeof(cookie), &rx), -EBADMSG);
+	cookie[40] ^= 1;
+	T_EQ_INT(recv_on(a, b, cookie, sizeof(cookie), &rx), 0);
+	T_EQ_INT(rx.action, WG_RX_NONE);
+	T_ASSERT(a->peer.cookie.is_valid);
+	/* A second copy is refused: the cookie is bound to the mac1 we sent once. */
+	T_EQ_INT(recv_on(a, b, cookie, sizeof(cookie), &rx), -EBADMSG);
+	T_EQ_INT(a->id.stats.rx_cookie_invalid, 2);
+
+	/* The retransmit timer fires and the retry carries MAC2. */
+	d = wg_peer_next_deadline(&a->peer);
+	T_ASSERT(d >= now + 5 * S && d < now + 5 * S + 333 * MS);
+	now = d;
+	act = wg_peer_tick(&a->peer, now);
+	T_ASSERT(act & WG_ACT_SEND_INITIATION);
+	T_EQ_INT(wg_peer_create_initiation(&a->peer, init, now), 0);
+	T_ASSERT(!wg_ct_is_zero(init + offsetof(struct wg_msg_initiation, macs.mac2), 16));
+	T_EQ_INT(a->peer.timers.handshake_attempts, 1);
+	T_EQ_INT(recv_on(b, a, init, sizeof(init), &rx), 0);
+	T_EQ_INT(rx.action, WG_RX_REPLY);
+	T_EQ_INT(rx.len, WG_MSG_RESPONSE_LEN);
+	memcpy(resp, rx.data, sizeof(resp));
+	/* From another source port the cookie does not match: cookie again. */
+	{
+		uint8_t init2[WG_MSG_INITIATION_LEN];
+		struct sockaddr_in other = a->addr;
+
+		a->peer.last_sent_handshake = 0;
+		now += 100 * MS;
+		T_EQ_INT(wg_peer_create_initiation(&a->peer, init2, now), 0);
+		other.sin_port = htons(1);
+		T_EQ_INT(wg_receive(&b->id, init2, sizeof(init2), (const struct sockaddr *)&other,
+		                    now, &rx),
+		         0);
+		T_EQ_INT(rx.len, WG_MSG_COOKIE_LEN);
+	}
+	teardown();
+}
+
+static void test_data_rejections(void)
+{
+	uint8_t buf[256], copy[256];
+	struct wg_rx rx;
+	size_t n;
+	long m;
+
+	setup(NULL);
+	handshake();
+	n = make_ip(buf, "10.0.0.1", "10.0.0.2", 10, 1);
+	m = wg_peer_encrypt(&a->peer, buf, n, sizeof(buf), now);
+	T_ASSERT(m > 0);
+	memcpy(copy, buf, (size_t)m);
+	/* Tampered ciphertext */
+	buf[20] ^= 1;
+	T_EQ_INT(recv_on(b, a, buf, (size_t)m, &rx), -EBADMSG);
+	T_EQ_INT(b->id.stats.rx_decrypt_failed, 1);
+	/* Genuine, then replayed */
+	memcpy(buf, copy, (size_t)m);
+	T_EQ_INT(recv_on(b, a, buf, (size_t)m, &rx), 0);
+	T_EQ_INT(rx.action, WG_RX_DATA);
+	memcpy(buf, copy, (size_t)m);
+	T_EQ_INT(recv_on(b, a, buf, (size_t)m, &rx), -EALREADY);
+	T_EQ_INT(b->id.stats.rx_replay, 1);
+	/* Unknown receiver index */
+	memcpy(buf, copy, (size_t)m);
+	buf[4] ^= 0xff;
+	T_EQ_INT(recv_on(b, a, buf, (size_t)m, &rx), -ENOENT);
+	/* Inner source not allowed for this peer (cryptokey routing) */
+	n = make_ip(buf, "10.0.0.9", "10.0.0.2", 10, 1);
+	m = wg_peer_encrypt(&a->peer, buf, n, sizeof(buf), now);
+	T_EQ_INT(recv_on(b, a, buf, (size_t)m, &rx), -EPERM);
+	T_EQ_INT(b->id.stats.rx_src_not_allowed, 1);
+	/* Not an IP packet inside */
+	n = make_ip(buf, "10.0.0.1", "10.0.0.2", 10, 1);
+	buf[WG_MSG_DATA_HEADER_LEN] = 0x15;
+	m = wg_peer_encrypt(&a->peer, buf, n, sizeof(buf), now);
+	T_EQ_INT(recv_on(b, a, buf, (size_t)m, &rx), -EPROTO);
+	/* Buffer without room for padding and tag */
+	n = make_ip(buf, "10.0.0.1", "10.0.0.2", 10, 1);
+	T_EQ_INT(wg_peer_encrypt(&a->peer, buf, n, WG_MSG_DATA_HEADER_LEN + n, now), -EMSGSIZE);
+	teardown();
+}
+
+/* Out-of-order delivery inside the window is accepted exactly once. */
+static void test_data_reordering(void)
+{
+	enum { N = 40 };
+	static uint8_t pkts[N][128];
+	long len[N];
+	struct wg_rx rx;
+	int i, order[N];
+	size_t n;
+
+	setup(NULL);
+	handshake();
+	for (i = 0; i < N; i++) {
+		n = make_ip(pkts[i], "10.0.0.1", "10.0.0.2", (size_t)i, (uint8_t)i);
+		len[i] = wg_peer_encrypt(&a->peer, pkts[i], n, sizeof(pkts[i]), now);
+		order[i] = (i * 17) % N; /* a permutation since gcd(17, 40) = 1 */
+	}
+	for (i = 0; i < N; i++) {
+		int k = order[i];
+
+		T_EQ_INT(recv_on(b, a, pkts[k], (size_t)len[k], &rx), 0);
+		T_EQ_INT(rx.action, WG_RX_DATA);
+		T_EQ_INT(rx.len, 20 + k);
+	}
+	teardown();
+}
+
+/* Session lifetime: rekey after REKEY_AFTER_TIME, refuse after REJECT_AFTER_TIME. */
+static void test_rekey_and_expiry(void)
+{
+	uint8_t buf[256], keep[256];
+	struct wg_keypair *old;
+	struct wg_rx rx;
+	size_t n;
+	long m;
+
+	setup(NULL);
+	handshake();
+	wg_peer_tick(&a->peer, now);
+	n = make_ip(buf, "10.0.0.1", "10.0.0.2", 10, 1);
+	m = wg_peer_encrypt(&a->peer, buf, n, sizeof(buf), now);
+	T_ASSERT(m > 0);
+	T_EQ_INT(wg_peer_tick(&a->peer, now) & WG_ACT_SEND_INITIATION, 0);
+	/* b confirms its session with this first packet (an unconfirmed one would be replaced). */
+	T_EQ_INT(recv_on(b, a, buf, (size_t)m, &rx), 0);
+	now += (WG_REKEY_AFTER_TIME + 1) * S;
+	n = make_ip(buf, "10.0.0.1", "10.0.0.2", 10, 1);
+	m = wg_peer_encrypt(&a->peer, buf, n, sizeof(buf), now);
+	T_ASSERT(m > 0); /* still usable ... */
+	memcpy(keep, buf, (size_t)m);
+	T_ASSERT(wg_peer_tick(&a->peer, now) & WG_ACT_SEND_INITIATION); /* ... but renew */
+
+	/* The new handshake rotates: the old session becomes previous and still decrypts. */
+	old = a->peer.keypairs.current;
+	handshake();
+	T_ASSERT(a->peer.keypairs.previous == old);
+	T_ASSERT(a->peer.keypairs.current != old);
+	T_EQ_INT(recv_on(b, a, keep, (size_t)m, &rx), 0); /* b: old session is its current */
+	T_EQ_INT(rx.action, WG_RX_DATA);
+
+	/* Past REJECT_AFTER_TIME the session is dead for sending and receiving. */
+	now += (WG_REJECT_AFTER_TIME + 1) * S;
+	n = make_ip(buf, "10.0.0.1", "10.0.0.2", 10, 1);
+	T_EQ_INT(wg_peer_encrypt(&a->peer, buf, n, sizeof(buf), now), -ENOKEY);
+	T_ASSERT(!wg_peer_has_session(&a->peer, now));
+	teardown();
+}
+
+/* Keys are wiped 3 * REJECT_AFTER_TIME after the last session, via the timers. */
+static void test_zero_keys_timer(void)
+{
+	uint64_t d;
+	unsigned act;
+
+	setup(NULL);
+	handshake();
+	wg_peer_tick(&a->peer, now);
+	d = now + 3ULL * WG_REJECT_AFTER_TIME * S;
+	T_EQ_INT(a->peer.timers.zero_key_material, d);
+	act = wg_peer_tick(&a->peer, d);
+	T_ASSERT(act & WG_ACT_KEYS_ZEROED);
+	T_ASSERT(!a->peer.keypairs.current && !a->peer.keypairs.previous);
+	T_EQ_INT(a->id.index.count, 0);
+	teardown();
+}
+
+static void test_initiation_rate_limit(void)
+{
+	uint8_t init[WG_MSG_INITIATION_LEN];
+
+	setup(NULL);
+	T_EQ_INT(wg_peer_create_initiation(&a->peer, init, now), 0);
+	T_EQ_INT(wg_peer_create_initiation(&a->peer, init, now + 4 * S), -EALREADY);
+	T_EQ_INT(wg_peer_create_initiation(&a->peer, init, now + 5 * S), 0);
+	teardown();
+}
+
+static void test_identity_tables(void)
+{
+	struct wg_peer extra;
+	uint8_t k[32], pub[32];
+
+	setup(NULL);
+	T_ASSERT(wg_identity_lookup_peer(&a->id, b->pub) == &a->peer);
+	T_ASSERT(wg_identity_lookup_peer(&a->id, a->pub) == NULL);
+	T_EQ_INT(wg_peer_init(&extra, &a->id, b->pub), -EEXIST);
+	T_EQ_INT(wg_peer_init(&extra, &a->id, a->pub), -EINVAL);
+	T_EQ_INT(wg_x25519_generate(k), 0);
+	T_EQ_INT(wg_x25519_public(pub, k), 0);
+	T_EQ_INT(wg_peer_init(&extra, &a->id, pub), 0);
+	T_EQ_INT(a->id.npeers, 2);
+	wg_peer_destroy(&extra);
+	T_EQ_INT(a->id.npeers, 1);
+	T_ASSERT(wg_identity_lookup_peer(&a->id, pub) == NULL);
+	/* Changing the private key drops sessions (they belonged to the old identity). */
+	handshake();
+	T_ASSERT(a->peer.keypairs.current != NULL);
+	T_EQ_INT(wg_identity_set_private_key(&a->id, k), 0);
+	T_ASSERT(a->peer.keypairs.current == NULL);
+	T_EQ_INT(wg_identity_set_private_key(&a->id, b->priv), -EEXIST); /* == a peer's key */
+	teardown();
+}
+
+int main(void)
+{
+	T_RUN(test_full_handshake);
+	T_RUN(test_psk_handshake);
+	T_RUN(test_initiation_replay_rejected);
+	T_RUN(test_bad_mac1_rejected);
+	T_RUN(test_cookie_under_load);
+	T_RUN(test_data_rejections);
+	T_RUN(test_data_reordering);
+	T_RUN(test_rekey_and_expiry);
+	T_RUN(test_zero_keys_timer);
+	T_RUN(test_initiation_rate_limit);
+	T_RUN(test_identity_tables);
+	return t_finish();
+}
