@@ -886,7 +886,7 @@ static void set_rule(struct parser *p, const char *v)
 		goto out;
 	}
 	if (!*arg || strpbrk(arg, " \t")) {
-		kerr(p, "%s: expected one value before \"->\"", kind);
+		kerr(p, "%s: expected one value before \"->\"", quote(q, kind));
 		goto out;
 	}
 	if (!*target) {
@@ -1229,19 +1229,20 @@ static char *read_line(char *str, int num, void *stream)
 static int on_key(void *user, const char *section, const char *name, const char *value)
 {
 	struct parser *p = user;
+	char q[QUOTE_BYTES];
 	int i;
 
 	(void)section; /* sections are tracked by read_line() */
 	if (p->sec == SEC_SKIP)
 		return 1;
 	if (p->sec == SEC_NONE) {
-		serr(p, p->line, name, "key before any [section]");
+		serr(p, p->line, quote(q, name), "key before any [section]");
 		return 1;
 	}
 	for (i = 0; p->keys[i].name && strcmp(p->keys[i].name, name) != 0;)
 		i++;
 	if (!p->keys[i].name) {
-		serr(p, p->line, name, "unknown key");
+		serr(p, p->line, quote(q, name), "unknown key");
 		return 1;
 	}
 	if ((p->seen & 1u << i) && !p->keys[i].repeat) {

@@ -225,20 +225,19 @@ static int parse_user_line(struct users *u, char *s, const char *path, int line,
 	size_t n = strcspn(s, ": \t"), plen;
 	const char *why, *pass;
 
+	why = users_check_name(s, n); /* first: a bad name is never echoed */
+	if (why) {
+		uerr(err, path, line, "%s", why);
+		return -EINVAL;
+	}
 	if (s[n] == '\0') {
-		uerr(err, path, line, "user \"%.*s\": no password (expected \"name password\")",
-		     (int)(n > 64 ? 64 : n), s);
+		uerr(err, path, line, "user \"%s\": no password (expected \"name password\")", s);
 		return -EINVAL;
 	}
 	pass = s + n + 1;
 	if (s[n] != ':')
 		pass += strspn(pass, " \t");
 	plen = strlen(pass);
-	why = users_check_name(s, n);
-	if (why) {
-		uerr(err, path, line, "%s", why);
-		return -EINVAL;
-	}
 	why = users_check_pass(pass, plen);
 	if (why) {
 		uerr(err, path, line, "user \"%.*s\": %s", (int)n, s, why);

@@ -589,6 +589,7 @@ static void test_errors(void)
 	         "t.ini:1: [inbound a/b]: bad name \"a/b\" (1..63 of A-Z a-z 0-9 . _ -)\n"},
 	        {"workers = 1\n" IN, "t.ini:1: workers: key before any [section]\n"},
 	        {"[main]\nworkers =\n" IN, "t.ini:2: [main] workers: needs a value\n"},
+	        {"[main]\n\x1b[31m = 1\n" IN, "t.ini:2: [main] ?[31m: unknown key\n"},
 	        {"[main]\nthis-key-is-far-too-long-to-be-any-key = 1\n" IN,
 	         "t.ini:2: [main] this-key-is-far-too-long-to-be-any-key: unknown key\n"},
 	};
@@ -733,7 +734,8 @@ static void test_users_file(void)
 	         "eve %s\n"
 	         "carol one\n"
 	         "carol two\n"
-	         "zed ok\n",
+	         "zed ok\n"
+	         "\x1b[31m\n",
 	         n256, p256);
 	path = write_file("u2", text);
 	err = open_memstream(&m, &len);
@@ -745,6 +747,7 @@ static void test_users_file(void)
 	         "%1$s:3: user \"bob\": empty password\n"
 	         "%1$s:4: user name longer than 255 bytes\n"
 	         "%1$s:5: user \"eve\": password longer than 255 bytes\n"
+	         "%1$s:9: user name contains a space, ':' or a control character\n"
 	         "%1$s:7: user \"carol\" already defined on line 6\n",
 	         path);
 	T_EQ_STR(m, exp);
