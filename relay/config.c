@@ -1098,7 +1098,7 @@ static void open_unnamed(struct parser *p, enum section_kind kind, int *line_see
 /* s: a line starting with '['. Keys up to the next header go to this section. */
 static void open_section(struct parser *p, char *s)
 {
-	char q[QUOTE_BYTES], qn[QUOTE_BYTES], *end = strchr(s, ']'), *type, *name, *extra;
+	char q[QUOTE_BYTES], qn[QUOTE_BYTES], *end = strchr(s, ']'), *type, *name, *extra, *save;
 
 	close_section(p);
 	p->sec = SEC_SKIP; /* until proven good: keys of a bad section are ignored */
@@ -1113,9 +1113,9 @@ static void open_section(struct parser *p, char *s)
 		serr(p, p->line, NULL, "text after the section header: \"%s\"", quote(q, end));
 		return;
 	}
-	type = strtok(s + 1, " \t");
-	name = type ? strtok(NULL, " \t") : NULL;
-	extra = name ? strtok(NULL, "") : NULL;
+	type = strtok_r(s + 1, " \t", &save);
+	name = type ? strtok_r(NULL, " \t", &save) : NULL;
+	extra = name ? strtok_r(NULL, " \t", &save) : NULL;
 	snprintf(p->label, sizeof(p->label), "[%s%s%s]", type ? quote(q, type) : "",
 	         name ? " " : "", name ? quote(qn, name) : "");
 	if (!type) {
