@@ -47,7 +47,7 @@ enum wg_cookie_mac_state wg_cookie_validate(struct wg_cookie_checker *c, const v
                                             bool check_cookie, uint64_t now);
 /* Fill mac1 (and mac2 if we hold a fresh cookie) of an outgoing handshake message. */
 void wg_cookie_add_macs(struct wg_cookie *c, void *msg, size_t len, uint64_t now);
-/* Build the cookie reply to msg (whose sender_index is given, le32 as on the wire). */
+/* Build the cookie reply to msg, whose sender_index (host order) it is addressed to. */
 int wg_cookie_create_reply(struct wg_cookie_checker *c, struct wg_msg_cookie *out, const void *msg,
                            size_t len, uint32_t sender_index_le, const uint8_t *src, size_t srclen,
                            uint64_t now);

@@ -18,8 +18,8 @@ enum wg_index_limits {
 
 /*
  * Embedded in struct wg_handshake and struct wg_keypair (intrusive chaining,
- * no allocation). index is stored as on the wire (le32 value as read by
- * wg_le32()), so lookups need no conversion.
+ * no allocation). index is in host order: messages carry it little endian,
+ * read with wg_le32() and written with wg_put_le32().
  */
 struct wg_index_entry {
 	struct wg_index_entry *next;

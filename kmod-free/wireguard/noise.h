@@ -26,7 +26,7 @@ enum wg_handshake_state {
 struct wg_handshake {
 	struct wg_index_entry entry; /* our sender index while a handshake is in flight */
 	enum wg_handshake_state state;
-	uint32_t remote_index; /* le32 as on the wire */
+	uint32_t remote_index; /* host order (wg_le32() of the wire field) */
 	uint8_t hash[WG_HASH_LEN];
 	uint8_t chaining_key[WG_HASH_LEN];
 	uint8_t ephemeral_private[WG_KEY_LEN];
@@ -46,7 +46,7 @@ struct wg_handshake {
  */
 struct wg_keypair {
 	struct wg_index_entry entry; /* our receiver index for this session */
-	uint32_t remote_index;       /* le32: goes in our data messages */
+	uint32_t remote_index;       /* host order: goes in our data messages */
 	bool initiator;
 	uint64_t birth; /* monotonic ns */
 	uint64_t send_counter;

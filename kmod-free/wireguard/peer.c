@@ -26,6 +26,9 @@ int wg_identity_init(struct wg_identity *id)
 	ret = wg_index_table_init(&id->index);
 	if (ret)
 		return ret;
+	ret = wg_ratelimiter_init(&id->ratelimiter);
+	if (ret)
+		return ret;
 	return wg_random(id->peer_hash_key, sizeof(id->peer_hash_key));
 }
 

@@ -43,9 +43,10 @@
  *                               send its 148 bytes to the endpoint (if the
  *                               peer has no endpoint yet, skip it)
  *       WG_ACT_FLUSH_QUEUE      a session is usable: encrypt and send the
- *                               queued packets; if there were none and
- *                               WG_ACT_SEND_KEEPALIVE is also set, send one
- *       WG_ACT_SEND_KEEPALIVE   wg_peer_encrypt(peer, buf, 0, cap, now), send
+ *                               queued packets
+ *       WG_ACT_SEND_KEEPALIVE   wg_peer_encrypt(peer, buf, 0, cap, now), send;
+ *                               skip it if this same round just sent the peer
+ *                               any data (every data message is as good)
  *       WG_ACT_DROP_QUEUE       handshake gave up: free the queued packets
  *   Or call wg_identity_tick(id, now) to tick every peer, with a callback.
  *
@@ -70,6 +71,7 @@
 #include "index.h"
 #include "messages.h"
 #include "noise.h"
+#include "ratelimiter.h"
 #include "timers.h"
 
 enum wg_peer_action {
@@ -142,6 +144,7 @@ struct wg_identity {
 	uint64_t load_window_start;
 	unsigned load_window_count;
 	uint64_t under_load_until;
+	struct wg_ratelimiter ratelimiter; /* per-source handshake budget, applied under load */
 	struct wg_stats stats;
 	/* Hooks for deterministic tests; default to wg_random() and CLOCK_REALTIME. */
 	int (*random)(void *buf, size_t len);

@@ -131,6 +131,10 @@ static int receive_handshake(struct wg_identity *id, uint8_t *pkt, size_t len,
 		rx->len = WG_MSG_COOKIE_LEN;
 		return 0;
 	}
+	/* A proven address still gets only its share of handshake work while under load. */
+	if (under_load &&
+	    !wg_ratelimiter_allow(&id->ratelimiter, addr, addrlen ? addrlen - 2 : 0, now))
+		return drop(rx, &id->stats.rx_ratelimited, -EBUSY);
 	if (type == WG_MSG_HANDSHAKE_INITIATION)
 		return receive_initiation(id, pkt, len, now, rx);
 	return receive_response(id, pkt, len, now, rx);

@@ -317,6 +317,22 @@ static void test_cookie_under_load(void)
 		         0);
 		T_EQ_INT(rx.len, WG_MSG_COOKIE_LEN);
 	}
+	/* With a valid cookie, one source still gets only a burst, then 20 per second. */
+	{
+		uint8_t init3[WG_MSG_INITIATION_LEN];
+		int i, replies = 0;
+
+		for (i = 0; i < 12; i++) {
+			a->peer.last_sent_handshake = 0;
+			now += 25 * MS; /* past the per-peer 20 ms flood limit */
+			T_EQ_INT(wg_peer_create_initiation(&a->peer, init3, now), 0);
+			if (recv_on(b, a, init3, sizeof(init3), &rx) == 0 &&
+			    rx.len == WG_MSG_RESPONSE_LEN)
+				replies++;
+		}
+		T_ASSERT(replies >= 5 && replies < 12);
+		T_ASSERT(b->id.stats.rx_ratelimited > 0);
+	}
 	teardown();
 }
 
