@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/* One-line log messages to stderr, with a rate limit for attacker-triggerable events. */
+#ifndef SPLICED_LOG_H
+#define SPLICED_LOG_H
+
+#include <time.h>
+
+#include "config.h"
+
+extern enum log_level log_level;
+
+void log_msg(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#define log_error(...) log_msg(LOG_ERROR, __VA_ARGS__)
+#define log_warn(...)  log_msg(LOG_WARN, __VA_ARGS__)
+#define log_info(...)  log_msg(LOG_INFO, __VA_ARGS__)
+#define log_debug(...)                                   \
+	do {                                             \
+		if (log_level >= LOG_DEBUG)              \
+			log_msg(LOG_DEBUG, __VA_ARGS__); \
+	} while (0)
+
+/*
+ * Debug message at most once per second per call site (racy counter by design:
+ * an occasional extra line across threads is harmless). For events a peer can
+ * trigger at will: bad handshakes, refused connections.
+ */
+#define log_debug_rl(...)                                        \
+	do {                                                     \
+		static time_t log_rl_last_;                      \
+		if (log_level >= LOG_DEBUG) {                    \
+			time_t log_rl_now_ = time(NULL);         \
+			if (log_rl_now_ != log_rl_last_) {       \
+				log_rl_last_ = log_rl_now_;      \
+				log_msg(LOG_DEBUG, __VA_ARGS__); \
+			}                                        \
+		}                                                \
+	} while (0)
+
+/* "1.2.3.4:80" or "[::1]:80" into buf (at least LOG_ADDR_MAX bytes). */
+enum { LOG_ADDR_MAX = 64 };
+const char *log_addr(const void *sockaddr, char *buf);
+
+#endif
