@@ -13,14 +13,14 @@
 
 #include "build_config.h"
 #include "config.h"
+#include "crypto_info.h"
 #include "log.h"
 #include "loop.h"
 #include "resolve.h"
 #include "worker.h"
 
-/* Provided by other layers when they are linked in (kmod-free/, relay/crypto_info.c). */
+/* The userspace WireGuard (kmod-free/), when it is linked in. */
 int wg_main(int argc, char **argv) __attribute__((weak));
-void crypto_info_print(FILE *f) __attribute__((weak));
 
 enum exit_code { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_CONFIG = 2 };
 
@@ -73,10 +73,7 @@ static void print_version(void)
 		       f.ext_arg ? "yes" : "no", f.fast_poll ? "yes" : "no");
 	}
 	printf("data path: poll + splice(2) with SPLICE_F_NONBLOCK, pooled pipes\n");
-	if (crypto_info_print)
-		crypto_info_print(stdout);
-	else
-		printf("crypto: wolfSSL backend %s\n", SPLICED_WOLFSSL_BACKEND);
+	crypto_info_print(stdout);
 }
 
 /*
