@@ -104,7 +104,7 @@ t_cleanup() {
 	rm -rf "$T_TMP"
 }
 trap t_cleanup EXIT
-trap 'echo "FAIL: $T_NAME/interrupted"; exit 1' INT TERM
+trap 'echo "FAIL: $T_NAME/interrupted"; exit 1' INT TERM HUP
 
 # --- processes and ports --------------------------------------------------
 
@@ -289,7 +289,12 @@ http_server() {
 	local var=$1 dir=$2 addr=$3 port=${4:-} ns=${5:-} pid log
 	[ -n "$port" ] || port=$(free_port)
 	log=$T_TMP/$var.log
-	in_ns "$ns" python3 -m http.server --bind "$addr" --directory "$dir" "$port" >"$log" 2>&1 &
+	# Not through in_ns: a backgrounded function is a subshell, and its PID is not python's.
+	if [ -n "$ns" ]; then
+		ip netns exec "$ns" python3 -m http.server --bind "$addr" --directory "$dir" "$port" >"$log" 2>&1 &
+	else
+		python3 -m http.server --bind "$addr" --directory "$dir" "$port" >"$log" 2>&1 &
+	fi
 	pid=$!
 	on_cleanup_pid "$pid"
 	printf -v "${var}_PID" %s "$pid"
@@ -298,4 +303,19 @@ http_server() {
 		echo "# http.server on $addr:$port did not start: $(tail -n 5 "$log")"
 		return 1
 	fi
+}
+
+# netns_drop_port NS PORT: inside NS, silently drop incoming TCP to PORT (no RST, no ICMP),
+# so a connect there times out.
+netns_drop_port() {
+	local f=$T_TMP/drop-$1-$2.nft
+	cat >"$f" <<NFT
+table inet spl_drop_$2 {
+	chain input {
+		type filter hook input priority 0; policy accept;
+		tcp dport $2 drop
+	}
+}
+NFT
+	ip netns exec "$1" nft -f "$f"
 }
