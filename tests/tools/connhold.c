@@ -60,6 +60,9 @@ enum {
 	DEF_CMD_MS = 10000,
 	DEF_RUN_MS = 120000,
 	EPOLL_BATCH = 512,
+	/* Give up when nothing at all progresses for this long, so a wedged proxy
+	 * fails a test in seconds instead of at the whole run's deadline. */
+	STALL_MS = 15000,
 };
 
 enum state {
@@ -520,6 +523,7 @@ static struct conn *add_conns(size_t n)
 static void open_batch(size_t from, int64_t until)
 {
 	size_t next = from, pending = 0;
+	int64_t progress = now_ms();
 	struct epoll_event evs[EPOLL_BATCH];
 	for (;;) {
 		while (next < nconns && pending < (size_t)inflight_max) {
@@ -530,9 +534,11 @@ static void open_batch(size_t from, int64_t until)
 		if (!pending && next == nconns)
 			break;
 		int64_t left = until - now_ms();
-		if (left <= 0)
+		if (left <= 0 || now_ms() - progress > STALL_MS)
 			break;
 		int n = epoll_wait(epfd, evs, EPOLL_BATCH, left > 100 ? 100 : (int)left);
+		if (n > 0)
+			progress = now_ms();
 		for (int i = 0; i < n; i++) {
 			struct conn *c = &conns[evs[i].data.u64];
 			if (c->st < ST_CONNECTING || c->st > ST_REPLY) {
@@ -771,10 +777,12 @@ static int run(size_t n, uint64_t bytes, uint64_t rate, long run_ms)
 		want(&conns[i], EPOLLIN | EPOLLOUT);
 		active++;
 	}
-	int64_t x0 = now_ms();
+	int64_t x0 = now_ms(), progress = x0;
 	struct epoll_event evs[EPOLL_BATCH];
-	while (active && now_ms() < until) {
+	while (active && now_ms() < until && now_ms() - progress < STALL_MS) {
 		int nev = epoll_wait(epfd, evs, EPOLL_BATCH, rate ? 5 : 100);
+		if (nev > 0)
+			progress = now_ms();
 		uint64_t allowed =
 		        rate ? (uint64_t)((now_ms() - x0) * (double)rate / 1000) + 1 : bytes;
 		for (int i = 0; i < nev; i++) {
@@ -795,7 +803,7 @@ static int run(size_t n, uint64_t bytes, uint64_t rate, long run_ms)
 	for (size_t i = 0; i < nconns; i++) {
 		struct conn *c = &conns[i];
 		if (c->st == ST_XFER)
-			fail(c, "timeout");
+			fail(c, now_ms() - progress >= STALL_MS ? "stalled" : "timeout");
 		moved += c->rx;
 		if (c->st == ST_DONE)
 			t.ok++;
