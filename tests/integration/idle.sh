@@ -25,6 +25,10 @@ ulimit -n "$(ulimit -Hn)"
 
 threads() { ls "/proc/$1/task" 2>/dev/null | wc -l; }
 fd_count() { ls "/proc/$1/fd" 2>/dev/null | wc -l; }
+# sock_count PID: its sockets only; pooled pipes may legitimately outlive a connection.
+sock_count() { ls -l "/proc/$1/fd" 2>/dev/null | grep -c 'socket:'; }
+# fd_kinds PID: "N socket, N pipe, ..." for diagnostics.
+fd_kinds() { ls -l "/proc/$1/fd" 2>/dev/null | awk 'NR > 1 { sub(/:.*/, "", $NF); print $NF }' | sort | uniq -c | awk '{ printf "%s%s %s", sep, $1, $2; sep = ", " }'; }
 # status_kb PID FIELD: VmRSS / VmHWM in KiB.
 status_kb() { awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status" 2>/dev/null; }
 
@@ -44,6 +48,7 @@ listen = 127.0.0.1:$SP" || { fail setup "spliced did not start"; finish; }
 PID=$SPLICED_PID
 sleep 0.3
 base_fds=$(fd_count "$PID")
+base_socks=$(sock_count "$PID")
 
 # spliced holds two sockets per relayed connection plus what it has at rest
 # (listeners, rings, eventfds, pipe pool) and a margin for pipes in flight.
@@ -53,7 +58,7 @@ if [ "$hard" != unlimited ] && [ $((2 * WANT + base_fds + 128)) -gt "$hard" ]; t
 	N=$(((hard - base_fds - 128) / 2))
 	echo "# RLIMIT_NOFILE hard limit is $hard here (raising it needs CAP_SYS_RESOURCE, which this machine does not grant): $WANT relayed connections need $((2 * WANT)) sockets in spliced plus the $base_fds it holds at rest, so this run holds N=$N"
 fi
-echo "# spliced at rest: $(threads "$PID") threads, VmRSS $(status_kb "$PID" VmRSS) KiB, $base_fds fds"
+echo "# spliced at rest: $(threads "$PID") threads, VmRSS $(status_kb "$PID" VmRSS) KiB, $base_fds fds ($(fd_kinds "$PID"))"
 
 # The client: "connhold hold" driven line by line through a FIFO.
 mkfifo "$T_TMP/cmd"
@@ -134,14 +139,15 @@ exec 3>&-
 wait_pid $CLIENT 30 >/dev/null
 ok=0
 for i in $(seq 200); do
-	[ "$(fd_count "$PID")" -le "$base_fds" ] && { ok=1; break; }
+	[ "$(sock_count "$PID")" -le "$base_socks" ] && { ok=1; break; }
 	sleep 0.1
 done
 if [ $ok = 1 ]; then
 	pass closed-cleanly
 else
-	fail closed-cleanly "spliced holds $(fd_count "$PID") descriptors 20s after the client closed all, $base_fds at rest"
+	fail closed-cleanly "spliced holds $(sock_count "$PID") sockets 20 s after the client closed all, $base_socks at rest"
 fi
+echo "# spliced afterwards: $(fd_kinds "$PID")"
 if kill -0 "$PID" 2>/dev/null; then pass alive; else fail alive "spliced exited"; fi
 stop_spliced
 expect_eq sigterm-exit "$?" 0 "exit status"

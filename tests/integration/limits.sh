@@ -9,15 +9,18 @@ need_spliced
 need "$CONNHOLD" "$PROBE"
 ulimit -n "$(ulimit -Hn)"
 
-fd_count() { ls "/proc/$1/fd" 2>/dev/null | wc -l; }
+# sock_count PID: its sockets only; pooled pipes may legitimately outlive a connection.
+sock_count() { ls -l "/proc/$1/fd" 2>/dev/null | grep -c 'socket:'; }
+# fd_kinds PID: "N socket, N pipe, ..." for diagnostics.
+fd_kinds() { ls -l "/proc/$1/fd" 2>/dev/null | awk 'NR > 1 { sub(/:.*/, "", $NF); print $NF }' | sort | uniq -c | awk '{ printf "%s%s %s", sep, $1, $2; sep = ", " }'; }
 # cpu_ticks PID: utime + stime of all its threads, in clock ticks.
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null; }
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
-# wait_fds PID WANT SECONDS: until the process holds at most WANT descriptors.
-wait_fds() {
+# wait_socks PID WANT SECONDS: until the process holds at most WANT sockets.
+wait_socks() {
 	local i
 	for i in $(seq $(($3 * 10))); do
-		[ "$(fd_count "$1")" -le "$2" ] && return 0
+		[ "$(sock_count "$1")" -le "$2" ] && return 0
 		sleep 0.1
 	done
 	return 1
@@ -79,7 +82,7 @@ max-connections = 50
 type = socks5
 listen = 127.0.0.1:$SP"; then
 	sleep 0.3
-	base=$(fd_count "$SPLICED_PID")
+	base=$(sock_count "$SPLICED_PID")
 	holder m -s 127.0.0.1:"$SP" -t 127.0.0.1:"$EP" -w 5000
 	hask m "open 50"
 	expect_eq maxconn-50-open "$r" "opened 50 failed 0" "client"
@@ -97,11 +100,11 @@ listen = 127.0.0.1:$SP"; then
 	hask m ping
 	expect_eq maxconn-existing-unaffected "$r" "ping ok 50 bad 0" "client"
 	hask m "close 10"
-	if wait_fds "$SPLICED_PID" $((base + 2 * 40)) 5; then
+	if wait_socks "$SPLICED_PID" $((base + 2 * 40)) 5; then
 		hask m "open 10"
 		expect_eq maxconn-accepts-again "$r" "opened 10 failed 0" "client"
 	else
-		fail maxconn-accepts-again "spliced still holds $(fd_count "$SPLICED_PID") fds 5 s after 10 of 50 closed (at rest $base)"
+		fail maxconn-accepts-again "spliced still holds $(sock_count "$SPLICED_PID") sockets 5 s after 10 of 50 closed (at rest $base)"
 	fi
 	hask m ping
 	expect_eq maxconn-all-work "$r" "ping ok 50 bad 0" "client"
@@ -126,8 +129,8 @@ listen = 127.0.0.1:$SP"; then
 	PID=$SPLICED_PID
 	SPLICED_BIN=$REAL_BIN
 	sleep 0.3
-	base=$(fd_count "$PID")
-	echo "# EMFILE: spliced runs with RLIMIT_NOFILE 64 and holds $base fds at rest"
+	base=$(sock_count "$PID")
+	echo "# EMFILE: spliced runs with RLIMIT_NOFILE 64; at rest: $(fd_kinds "$PID")"
 	holder e1 -s 127.0.0.1:"$SP" -t 127.0.0.1:"$EP" -w 4000
 	hask e1 "open 60"
 	echo "# 60 connections against 64 descriptors: $r"
@@ -161,8 +164,8 @@ listen = 127.0.0.1:$SP"; then
 	echo "# while at EMFILE, 40 more: $r"
 	hquit e1
 	hquit e2
-	if wait_fds "$PID" "$base" 15; then pass emfile-released; else
-		fail emfile-released "spliced holds $(fd_count "$PID") fds 15 s after all clients closed ($base at rest)"; fi
+	if wait_socks "$PID" "$base" 15; then pass emfile-released; else
+		fail emfile-released "spliced holds $(sock_count "$PID") sockets 15 s after all clients closed ($base at rest)"; fi
 	holder e3 -s 127.0.0.1:"$SP" -t 127.0.0.1:"$EP" -w 5000
 	hask e3 "open 10"
 	expect_eq emfile-accepts-again "$r" "opened 10 failed 0" "client"

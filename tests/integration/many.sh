@@ -12,14 +12,16 @@ need "$CONNHOLD"
 # 2,000 client sockets here, 4,000 in spliced, 2,000 in the echo server.
 ulimit -n "$(ulimit -Hn)"
 
-# fd_count PID: descriptors the process holds now.
-fd_count() { ls "/proc/$1/fd" 2>/dev/null | wc -l; }
+# sock_count PID: its sockets only; pooled pipes may legitimately outlive a connection.
+sock_count() { ls -l "/proc/$1/fd" 2>/dev/null | grep -c 'socket:'; }
+# fd_kinds PID: "N socket, N pipe, ..." for diagnostics.
+fd_kinds() { ls -l "/proc/$1/fd" 2>/dev/null | awk 'NR > 1 { sub(/:.*/, "", $NF); print $NF }' | sort | uniq -c | awk '{ printf "%s%s %s", sep, $1, $2; sep = ", " }'; }
 
-# wait_fds PID WANT SECONDS: wait until the process holds at most WANT descriptors.
-wait_fds() {
+# wait_socks PID WANT SECONDS: wait until the process holds at most WANT sockets.
+wait_socks() {
 	local i
 	for i in $(seq $(($3 * 10))); do
-		[ "$(fd_count "$1")" -le "$2" ] && return 0
+		[ "$(sock_count "$1")" -le "$2" ] && return 0
 		sleep 0.1
 	done
 	return 1
@@ -44,7 +46,8 @@ type = forward
 listen = 127.0.0.1:$FP
 target = 127.0.0.1:$EP" || { fail setup "spliced did not start"; finish; }
 sleep 0.3 # let the readiness probes' connections close
-base_fds=$(fd_count "$SPLICED_PID")
+base_socks=$(sock_count "$SPLICED_PID")
+echo "# spliced at rest: $(fd_kinds "$SPLICED_PID")"
 
 # run_case NAME CONNHOLD-ARGS...: N connections at once, BYTES each, echoed and compared.
 run_case() {
@@ -66,11 +69,12 @@ run_case "socks5-$N-concurrent-x$BYTES" -s 127.0.0.1:"$SP" \
 run_case "forward-$N-concurrent-x$BYTES" -t 127.0.0.1:"$FP"
 
 if kill -0 "$SPLICED_PID" 2>/dev/null; then pass alive; else fail alive "spliced exited"; fi
-if wait_fds "$SPLICED_PID" "$base_fds" 10; then
-	pass fds-released
+if wait_socks "$SPLICED_PID" "$base_socks" 10; then
+	pass sockets-released
 else
-	fail fds-released "spliced holds $(fd_count "$SPLICED_PID") descriptors 10s after all connections closed, $base_fds before"
+	fail sockets-released "spliced holds $(sock_count "$SPLICED_PID") sockets 10 s after all connections closed, $base_socks at rest"
 fi
+echo "# spliced afterwards: $(fd_kinds "$SPLICED_PID")"
 stop_spliced
 rc=$?
 expect_eq sigterm-exit "$rc" 0 "exit status"
