@@ -172,3 +172,14 @@ wg_transfer() {
 	fail "$name" "sha256 differs: sent $(stat -c %s "$file") bytes, received $(stat -c %s "$out" 2>/dev/null || echo 0)"
 	return 1
 }
+
+# wg_wait_listen NS PORT: wait (up to 5 s) until a TCP socket listens on PORT inside NS, without
+# connecting to it (iperf3 -s -1 would take a probe for its only client).
+wg_wait_listen() {
+	local i
+	for i in $(seq 100); do
+		ip netns exec "$1" ss -Htln "( sport = :$2 )" 2>/dev/null | grep -q . && return 0
+		sleep 0.05
+	done
+	return 1
+}

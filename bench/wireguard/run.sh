@@ -20,7 +20,7 @@ hwm_kb() { awk '/VmHWM/ {print $2}' "/proc/$1/status"; }
 iperf_run() {
 	ip netns exec "$SRV" iperf3 -s -1 -p 5201 -B "$2" >/dev/null 2>&1 &
 	local sp=$!
-	sleep 0.3
+	wg_wait_listen "$SRV" 5201
 	ip netns exec "$1" iperf3 -c "$2" -p 5201 -t "$SECS" ${3:-} -J 2>/dev/null |
 		python3 -c 'import json,sys; print(int(json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]))' 2>/dev/null || echo 0
 	wait $sp 2>/dev/null

@@ -113,7 +113,7 @@ wg_transfer xfer/b-to-a-v6 "$B" "$A" fd77::1 5003 "$T_TMP/blob"
 # iperf3 across the tunnel
 ip netns exec "$A" iperf3 -s -1 -p 5201 -B 10.77.0.1 >/dev/null 2>&1 &
 on_cleanup_pid $!
-sleep 0.3
+wg_wait_listen "$A" 5201
 if out=$(ip netns exec "$B" timeout 20 iperf3 -c 10.77.0.1 -p 5201 -t 3 -J 2>&1); then
 	bps=$(python3 -c 'import json,sys; print(int(json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]))' <<<"$out" 2>/dev/null)
 	if [ "${bps:-0}" -gt 10000000 ]; then pass "iperf3/b-to-a ($((bps / 1000000)) Mbit/s)"; else fail iperf3/b-to-a "bps=$bps"; fi

@@ -54,21 +54,19 @@ run_role() {
 	wg_transfer "$role/xfer-spliced-to-wggo" "$S" "$G" 10.78.0.2 5101 "$T_TMP/blob"
 	wg_transfer "$role/xfer-wggo-to-spliced" "$G" "$S" 10.78.0.1 5102 "$T_TMP/blob"
 
-	ip netns exec "$G" iperf3 -s -1 -p 5201 -B 10.78.0.2 >/dev/null 2>&1 &
-	on_cleanup_pid $!
-	sleep 0.3
-	local out bps
-	for dir in "" -R; do
-		if out=$(ip netns exec "$S" timeout 20 iperf3 -c 10.78.0.2 -p 5201 -t 3 $dir -J 2>&1); then
+	local out bps dir port
+	for dir in fwd -R; do
+		# a fresh one-shot server on its own port for each direction
+		port=5201
+		[ "$dir" == -R ] && port=5202
+		ip netns exec "$G" iperf3 -s -1 -p $port -B 10.78.0.2 >/dev/null 2>&1 &
+		on_cleanup_pid $!
+		wg_wait_listen "$G" $port
+		if out=$(ip netns exec "$S" timeout 20 iperf3 -c 10.78.0.2 -p $port -t 3 ${dir/fwd/} -J 2>&1); then
 			bps=$(python3 -c 'import json,sys; print(int(json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]))' <<<"$out" 2>/dev/null)
-			if [ "${bps:-0}" -gt 10000000 ]; then pass "$role/iperf3${dir:- } ($((bps / 1000000)) Mbit/s)"; else fail "$role/iperf3$dir" "bps=$bps"; fi
+			if [ "${bps:-0}" -gt 10000000 ]; then pass "$role/iperf3-$dir ($((bps / 1000000)) Mbit/s)"; else fail "$role/iperf3-$dir" "bps=$bps"; fi
 		else
-			fail "$role/iperf3$dir" "$(tail -n 3 <<<"$out")"
-		fi
-		if [ -z "$dir" ]; then
-			ip netns exec "$G" iperf3 -s -1 -p 5201 -B 10.78.0.2 >/dev/null 2>&1 &
-			on_cleanup_pid $!
-			sleep 0.3
+			fail "$role/iperf3-$dir" "$(tail -n 3 <<<"$out")"
 		fi
 	done
 
