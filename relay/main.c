@@ -17,10 +17,9 @@
 #include "log.h"
 #include "loop.h"
 #include "resolve.h"
+#include "wg_main.h"
 #include "worker.h"
 
-/* The userspace WireGuard (kmod-free/), when it is linked in. */
-int wg_main(int argc, char **argv) __attribute__((weak));
 
 enum exit_code { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_CONFIG = 2 };
 
@@ -304,13 +303,8 @@ int main(int argc, char **argv)
 	sigset_t sigs;
 	int opt, ret, rc = EXIT_RUNTIME;
 
-	if (argc > 1 && strcmp(argv[1], "wg") == 0) {
-		if (!wg_main) {
-			fprintf(stderr, "spliced: this build has no WireGuard support\n");
-			return EXIT_CONFIG;
-		}
+	if (argc > 1 && strcmp(argv[1], "wg") == 0)
 		return wg_main(argc - 1, argv + 1);
-	}
 	while ((opt = getopt_long(argc, argv, "c:Vh", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
