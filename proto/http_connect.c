@@ -295,14 +295,18 @@ static enum proto_res parse_head(struct http_connect *h, const uint8_t *buf, siz
 	size_t pos = 0, n, alen = 0;
 	enum proto_res res;
 
-	do
+	/* head_length() guarantees a request line and a final blank line; the
+	 * pos < end checks keep a disagreement from ever reading past `end`. */
+	do {
+		if (pos >= end)
+			return fail(h, HTTP_ERR_MALFORMED);
 		n = next_line(buf, end, &pos, &line);
-	while (n == 0);
+	} while (n == 0);
 	res = parse_request_line(h, line, n);
 	if (res != PROTO_REQUEST)
 		return res;
 
-	while ((n = next_line(buf, end, &pos, &line)) > 0) {
+	while (pos < end && (n = next_line(buf, end, &pos, &line)) > 0) {
 		const uint8_t *colon = memchr(line, ':', n), *v;
 		size_t nlen, vlen;
 
