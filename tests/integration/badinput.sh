@@ -20,7 +20,14 @@ need "$CONNHOLD" "$PROBE"
 ulimit -n "$(ulimit -Hn)"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 
-fd_count() { ls "/proc/$1/fd" 2>/dev/null | wc -l; }
+# spliced's workers each own a private descriptor table (unshare(CLONE_FILES)),
+# so /proc/PID/fd shows only the main thread's: look at every task's table and
+# count each open file once (by inode).
+fd_targets() { ls -l /proc/"$1"/task/*/fd 2>/dev/null | awk '$NF ~ /:\[/ || $NF ~ /^\// { print $NF }' | sort -u; }
+# fd_kinds PID: "N socket, N pipe, ..." for diagnostics.
+fd_kinds() { fd_targets "$1" | sed 's/:.*//; s/^\/.*/file/' | sort | uniq -c | awk '{ printf "%s%s %s", sep, $1, $2; sep = ", " }'; }
+# fd_count PID: its open files (sockets, pipes, ...), each once.
+fd_count() { fd_targets "$1" | wc -l; }
 hexstr() { printf '%s' "$1" | od -An -tx1 -v | tr -d ' \n'; }
 hexrep() { local i s=; for ((i = 0; i < $2; i++)); do s+=$1; done; printf '%s' "$s"; }
 port_hex() { printf '%04x' "$1"; }
@@ -53,7 +60,8 @@ out=$("$CONNHOLD" -s 127.0.0.1:"$SP" -t 127.0.0.1:"$EP" run -n 2 -b 1M 2>&1)
 [[ $out == "run ok 2 fail 0 "* ]] || echo "# warm-up transfer: $out"
 sleep 0.5
 base=$(fd_count "$PID")
-echo "# spliced at rest: $base fds"
+base_kinds=$(fd_kinds "$PID")
+echo "# spliced at rest: $base open files: $base_kinds"
 
 # The long transfer: echoed back and compared byte for byte by connhold.
 "$CONNHOLD" -s 127.0.0.1:"$SP" -t 127.0.0.1:"$EP" -w 120000 run -n 1 -b "$XFER_BYTES" \
@@ -193,7 +201,7 @@ for i in $(seq 100); do
 	sleep 0.1
 done
 if [ $ok = 1 ]; then pass fds-back-to-baseline; else
-	fail fds-back-to-baseline "$(fd_count "$PID") descriptors 10 s after the last probe, $base at rest: $(ls -l /proc/$PID/fd 2>/dev/null | awk 'NR > 1 { print $NF }' | sed 's/:.*//' | sort | uniq -c | tr '\n' ' ')"
+	fail fds-back-to-baseline "$(fd_count "$PID") open files 10 s after the last probe, $base at rest; now: $(fd_kinds "$PID"); at rest: $base_kinds"
 fi
 stop_spliced "$PID"
 expect_eq sigterm-exit "$?" 0 "exit status"
