@@ -145,13 +145,15 @@ if wait_pid $carol 10 && [ "$(cat "$T_TMP/carol.out")" = "before-reload;after-re
 else
 	fail sighup-old-connection-unaffected "echo got '$(cat "$T_TMP/carol.out")'; $(tr '\n' ' ' <"$T_TMP/carol.err")"
 fi
-# A users file that does not parse keeps the old table (dave still works).
-printf 'this line has no password\n' >"$users"
+# A users file that does not parse (a name without a password) keeps the old table whole:
+# dave still works, erin from the bad file does not.
+printf 'erin pw-erin\nlonelyname\n' >"$users"
 kill -HUP "$MAIN_PID"
 sleep 1
 if kill -0 "$MAIN_PID" 2>/dev/null; then
 	curl_get sighup-bad-file-keeps-table "http://127.0.0.1:$H/small.txt" "$www/small.txt" \
 		--socks5 "127.0.0.1:$P_FILE" --proxy-user dave:pw-dave
+	curl_refused sighup-bad-file-not-applied --socks5 "127.0.0.1:$P_FILE" --proxy-user erin:pw-erin
 else
 	fail sighup-bad-file-keeps-table "spliced exited after SIGHUP with a bad users file"
 fi
@@ -188,6 +190,20 @@ else
 	fail bnd-is-outbound-address "BND=$bnd, target saw peer $peer"
 fi
 
+# A DNS server answering NXDOMAIN (RFC 1035 §4.1.1: QR=1, RD copied, RA=1, RCODE=3) to every
+# query on 127.0.0.1:53 (UDP and TCP are both tried by some resolvers; UDP suffices here).
+nxdomain_stub='
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("127.0.0.1", 53))
+while True:
+    q, a = s.recvfrom(512)
+    if len(q) < 12:
+        continue
+    flags = 0x8083 | (q[2] & 1) << 8
+    s.sendto(q[:2] + flags.to_bytes(2, "big") + q[4:6] + bytes(6) + q[12:], a)
+'
+
 # --- unreachable, host unreachable, timeout: spliced runs in namespace A, which has only
 # lo and a veth to namespace B (10.200.0.0/24); nothing leaves these namespaces.
 if need_root rep-03-04-06; then
@@ -195,6 +211,14 @@ if need_root rep-03-04-06; then
 		netns_drop_port "$B" 9; then
 		PA=$(free_port)
 		PT=$(free_port)
+		# Name resolution inside A: "ip netns exec" bind-mounts /etc/netns/A/resolv.conf,
+		# which points at a DNS stub in A answering NXDOMAIN to everything.
+		mkdir -p "/etc/netns/$A"
+		on_cleanup_file "/etc/netns/$A"
+		printf 'nameserver 127.0.0.1\noptions attempts:1 timeout:2\n' >"/etc/netns/$A/resolv.conf"
+		ip netns exec "$A" python3 -c "$nxdomain_stub" &
+		stub_pid=$!
+		on_cleanup_pid "$stub_pid"
 		SPLICED_NETNS=$A
 		start_spliced "
 [main]
@@ -215,7 +239,11 @@ listen = 127.0.0.1:$PT
 		SPLICED_NETNS=
 		expect_rep rep-03-network-unreachable 0x03 "$A" --socks5 "127.0.0.1:$PA" 198.51.100.1 80
 		expect_rep rep-04-host-unreachable 0x04 "$A" --socks5 "127.0.0.1:$PA" 10.200.0.99 80
-		expect_rep rep-04-name-not-resolved 0x04 "$A" --socks5 "127.0.0.1:$PA" nonexistent.invalid 80
+		expect_rep rep-04-name-nxdomain 0x04 "$A" --socks5 "127.0.0.1:$PA" nonexistent.invalid 80
+		# With the stub gone the resolver cannot reach any DNS server (EAI_AGAIN): still a
+		# name resolution failure, REP 04 by the spec.
+		kill "$stub_pid" 2>/dev/null
+		expect_rep rep-04-name-dns-unreachable 0x04 "$A" --socks5 "127.0.0.1:$PA" nonexistent.invalid 80
 		expect_rep rep-05-refused-remote 0x05 "$A" --socks5 "127.0.0.1:$PA" 10.200.0.2 7
 		t0=$(date +%s%N)
 		expect_rep rep-06-connect-timeout 0x06 "$A" --socks5 "127.0.0.1:$PT" 10.200.0.2 9

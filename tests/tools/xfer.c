@@ -52,6 +52,7 @@ struct opts {
 	long long reset_after; /* -1: never; else reset once this many bytes arrived */
 	bool no_half_close;    /* stdin EOF does not shutdown(SHUT_WR); socket EOF ends us */
 	bool exit_on_eof;      /* socket EOF ends us even if stdin still has data */
+	bool after_eof;        /* send stdin only once the socket read EOF (strict half-close) */
 	const char *socks5;
 	const char *http;
 	const char *user;
@@ -73,7 +74,8 @@ static void usage(FILE *f)
 	        "usage: xfer listen ADDR PORT [--once] [--echo] [--port-file F] [common]\n"
 	        "       xfer connect [--socks5 H:P | --http H:P] [--user U --pass P]\n"
 	        "                    [--raw-handshake HEX] HOST PORT [common]\n"
-	        "common: [--reset-after N] [--no-half-close] [--exit-on-eof] [--timeout S]\n"
+	        "common: [--reset-after N] [--no-half-close] [--exit-on-eof] [--after-eof]\n"
+	        "        [--timeout S]\n"
 	        "\n"
 	        "Copies stdin to the socket and the socket to stdout; stdin EOF shuts down the\n"
 	        "writing side (unless --no-half-close); ends when both directions are done.\n"
@@ -82,6 +84,7 @@ static void usage(FILE *f)
 	        "  --port-file F     listen: write the bound port to F once listening (PORT 0 ok)\n"
 	        "  --reset-after N   after N bytes received, close with SO_LINGER 0 (RST)\n"
 	        "  --exit-on-eof     end as soon as the socket reads EOF\n"
+	        "  --after-eof       start sending stdin only after the socket read EOF\n"
 	        "  --socks5 H:P      connect through a SOCKS5 proxy (IPv4/IPv6/domain target)\n"
 	        "  --http H:P        connect through an HTTP CONNECT proxy\n"
 	        "  --user/--pass     credentials (RFC 1929 or Basic Proxy-Authorization)\n"
@@ -589,11 +592,20 @@ static int relay_stdio(int fd, const struct opts *o)
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	if (o->reset_after == 0)
 		reset_and_exit(fd, 0, 0);
+	if (o->after_eof) {
+		/* Sequential: the peer's whole stream first, then ours; proves the peer's
+		 * half-close did not tear down our direction. */
+		err = pump_down(&r, &recvd);
+		if (!err)
+			pump_up(&r);
+		goto report;
+	}
 	if (pthread_create(&up, NULL, pump_up, &r)) {
 		fprintf(stderr, "xfer: pthread_create failed\n");
 		return EX_IO;
 	}
 	err = pump_down(&r, &recvd);
+report:
 	if (err) {
 		/* The socket is dead; the stdin side may block forever, so do not join it. */
 		fprintf(stderr, "xfer: SENT=%lld RECV=%lld END=%s%s\n", r.sent, recvd,
@@ -601,11 +613,12 @@ static int relay_stdio(int fd, const struct opts *o)
 		        err == ECONNRESET ? "" : strerror(err));
 		return err == ECONNRESET ? EX_RESET : EX_IO;
 	}
-	if (o->exit_on_eof || o->no_half_close) {
+	if (!o->after_eof && (o->exit_on_eof || o->no_half_close)) {
 		fprintf(stderr, "xfer: SENT=%lld RECV=%lld END=eof\n", r.sent, recvd);
 		return EX_OK;
 	}
-	pthread_join(up, NULL);
+	if (!o->after_eof)
+		pthread_join(up, NULL);
 	if (r.up_err) {
 		fprintf(stderr, "xfer: send: %s\n", strerror(r.up_err));
 		rc = r.up_err == ECONNRESET || r.up_err == EPIPE ? EX_RESET : EX_IO;
@@ -787,6 +800,7 @@ int main(int argc, char **argv)
 	        {"reset-after", required_argument, NULL, 'r'},
 	        {"no-half-close", no_argument, NULL, 'n'},
 	        {"exit-on-eof", no_argument, NULL, 'x'},
+	        {"after-eof", no_argument, NULL, 'a'},
 	        {"socks5", required_argument, NULL, 's'},
 	        {"http", required_argument, NULL, 'H'},
 	        {"user", required_argument, NULL, 'u'},
@@ -818,6 +832,9 @@ int main(int argc, char **argv)
 			break;
 		case 'x':
 			o.exit_on_eof = true;
+			break;
+		case 'a':
+			o.after_eof = true;
 			break;
 		case 's':
 			o.socks5 = optarg;
