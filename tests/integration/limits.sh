@@ -163,7 +163,7 @@ listen = 127.0.0.1:$SP"; then
 	fi
 	if kill -0 "$PID" 2>/dev/null; then pass emfile-alive; else fail emfile-alive "spliced exited under EMFILE"; fi
 	hask e1 ping
-	expect_eq emfile-held-work "$r" "ping ok $held bad 0" "client"
+	expect_eq emfile-held-keep-working "$r" "ping ok $held bad 0" "client"
 	hwait e2
 	echo "# while at EMFILE, 40 more: $r"
 	hquit e1
