@@ -87,7 +87,7 @@ raw_http() {
 	local name=$1 port=$2 req=$3 want=$4 hex o text
 	# shellcheck disable=SC2059
 	hex=$(printf "$req" | od -An -tx1 | tr -d ' \n')
-	o=$("$XFER" connect --raw-handshake "$hex" --timeout 5 127.0.0.1 "$port" 2>&1)
+	o=$("$XFER" connect --raw-handshake "$hex" --timeout 5 --raw-idle 300 127.0.0.1 "$port" 2>&1)
 	hex=$(sed -n 's/^RECV=//p' <<<"$o")
 	text=$(printf '%b' "$(sed 's/../\\x&/g' <<<"$hex")")
 	RAW_TEXT=$text

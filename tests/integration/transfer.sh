@@ -70,7 +70,7 @@ via() {
 }
 
 # rate BYTES NANOSECONDS: MB/s
-rate() { echo $(($1 * 1000 / ($2 / 1000 + 1))); }
+rate() { echo $(($1 / ($2 / 1000 + 1))); }
 
 fifo=$T_TMP/srv.fifo
 mkfifo "$fifo"

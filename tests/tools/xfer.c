@@ -58,7 +58,8 @@ struct opts {
 	const char *user;
 	const char *pass;
 	const char *raw_hex;
-	int timeout; /* seconds for connect and handshake (and raw replies) */
+	int timeout;     /* seconds for connect and handshake (and raw replies) */
+	int raw_idle_ms; /* raw: stop once a reply started and then stayed quiet this long */
 };
 
 struct relay {
@@ -89,7 +90,9 @@ static void usage(FILE *f)
 	        "  --http H:P        connect through an HTTP CONNECT proxy\n"
 	        "  --user/--pass     credentials (RFC 1929 or Basic Proxy-Authorization)\n"
 	        "  --raw-handshake X send hex bytes X to HOST PORT, print the reply as RECV=hex\n"
-	        "                    on stdout and END=eof|reset|timeout on stderr\n"
+	        "                    on stdout and END=eof|reset|timeout|idle on stderr\n"
+	        "  --raw-idle MS     raw: stop MS ms after the last reply bytes (default: wait\n"
+	        "                    for EOF or --timeout)\n"
 	        "  --timeout S       connect/handshake timeout in seconds (default 15)\n"
 	        "stderr carries REP=0xNN, BND=addr:port, AUTH=0xNN, METHOD=0xNN, HTTP=NNN,\n"
 	        "PEER=addr:port, LISTEN=port, END=eof|reset|error:..., SENT=n RECV=n.\n"
@@ -442,8 +445,13 @@ static int raw_exchange(int fd, const struct opts *o)
 		clock_gettime(CLOCK_MONOTONIC, &t);
 		ms = o->timeout * 1000L -
 		     ((t.tv_sec - t0.tv_sec) * 1000L + (t.tv_nsec - t0.tv_nsec) / 1000000);
-		if (ms <= 0 || poll(&pfd, 1, (int)ms) == 0)
+		if (got && o->raw_idle_ms && ms > o->raw_idle_ms)
+			ms = o->raw_idle_ms;
+		if (ms <= 0 || poll(&pfd, 1, (int)ms) == 0) {
+			if (ms == o->raw_idle_ms)
+				end = "idle";
 			break;
+		}
 		r = read(fd, in + got, sizeof(in) - got);
 		if (r == 0) {
 			end = "eof";
@@ -807,6 +815,7 @@ int main(int argc, char **argv)
 	        {"pass", required_argument, NULL, 'p'},
 	        {"raw-handshake", required_argument, NULL, 'R'},
 	        {"timeout", required_argument, NULL, 't'},
+	        {"raw-idle", required_argument, NULL, 'I'},
 	        {"help", no_argument, NULL, 'h'},
 	        {0},
 	};
@@ -853,6 +862,9 @@ int main(int argc, char **argv)
 			break;
 		case 't':
 			o.timeout = atoi(optarg);
+			break;
+		case 'I':
+			o.raw_idle_ms = atoi(optarg);
 			break;
 		case 'h':
 			usage(stdout);
