@@ -108,12 +108,14 @@ trap 'echo "FAIL: $T_NAME/interrupted"; exit 1' INT TERM HUP
 
 # --- processes and ports --------------------------------------------------
 
-# free_port [ADDR]: a random TCP port nobody listens on (others run tests concurrently,
-# so pick randomly instead of counting up from a base).
+# free_port: a random TCP port nobody listens on (others run tests concurrently, so pick
+# randomly instead of counting up from a base), below the ephemeral range so that no
+# outgoing connection can take it before our listener binds it.
 free_port() {
-	local p i
+	local p i lo=10000 hi=32768 eph
+	read -r eph _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null && [ "$eph" -gt 12000 ] && hi=$eph
 	for i in $(seq 200); do
-		p=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+		p=$((lo + (RANDOM * 32768 + RANDOM) % (hi - lo)))
 		if ! ss -Htan "( sport = :$p )" 2>/dev/null | grep -q .; then
 			echo "$p"
 			return 0
