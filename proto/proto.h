@@ -47,7 +47,8 @@ enum proto_target_kind {
 struct proto_target {
 	enum proto_target_kind kind;
 	uint16_t port;                 /* host byte order */
-	char host[PROTO_HOST_MAX + 1]; /* NUL-terminated when kind == TARGET_DOMAIN */
+	char host[PROTO_HOST_MAX + 1]; /* NUL-terminated when kind == TARGET_DOMAIN; the
+	                                  server parsers also fill it (text form) for TARGET_IP */
 	struct sockaddr_storage addr;  /* valid when kind == TARGET_IP */
 };
 

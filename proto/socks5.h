@@ -53,7 +53,7 @@ enum socks5_error {
 	SOCKS5_ERR_ATYP,          /* unknown address type (REP 08 sent) */
 	SOCKS5_ERR_DOMAIN,        /* empty domain or one containing a NUL (REP 01 sent) */
 	SOCKS5_ERR_RESERVED,      /* RSV octet not zero (REP 01 sent) */
-	SOCKS5_ERR_TRAILING,      /* bytes after the greeting before our reply */
+	SOCKS5_ERR_TRAILING,      /* unused: pipelined bytes are simply left unconsumed */
 	SOCKS5_ERR_AUTH_NUL,      /* UNAME or PASSWD contains a NUL octet (reply 01 01 sent) */
 	SOCKS5_ERR_UPSTREAM_REP,  /* client side: the upstream's reply had REP != 0 */
 };
@@ -122,7 +122,11 @@ struct socks5_client {
 	struct sockaddr_storage bound; /* BND.ADDR/BND.PORT from the final reply */
 };
 
-/* Returns 0 or -EINVAL (user/pass too long, target host too long). */
+/*
+ * Returns 0 or -EINVAL (user/pass empty or over 255 octets, pass NULL with a
+ * user, target host empty or not NUL-terminated within 255, bad kind/family).
+ * user == NULL: offer "no authentication" only.
+ */
 int socks5_client_init(struct socks5_client *c, const struct proto_target *target, const char *user,
                        const char *pass);
 enum proto_res socks5_client_feed(struct socks5_client *c, const uint8_t *buf, size_t len,
