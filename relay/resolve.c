@@ -30,7 +30,12 @@ static int gai_to_errno(int rc)
 	case EAI_FAIL:
 		return -EHOSTUNREACH; /* SOCKS5 REP 04, HTTP 502 */
 	case EAI_AGAIN:
-		return -ETIMEDOUT;
+		/*
+		 * "Temporary failure" is also what a resolver with no reachable
+		 * server says: to the client the host is unreachable (REP 04),
+		 * not a connect that timed out (REP 06).
+		 */
+		return -EHOSTUNREACH;
 	case EAI_MEMORY:
 		return -ENOMEM;
 	case EAI_SYSTEM:
