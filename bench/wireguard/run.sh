@@ -3,15 +3,27 @@
 # wg-bench topology: two network namespaces joined by a veth, a WireGuard interface in each,
 # iperf3 -t SECS across (forward and -R), for spliced and Debian's wireguard-go in the same run.
 # Reports Gbit/s, CPU% and CPU-seconds per GB of the two WireGuard processes, peak RSS.
+#
 # Usage: bench/wireguard/run.sh [SECS] [spliced-binary]   (root; wireguard-go, wg, iperf3)
+#   WG_BENCH_ROUNDS=N   N rounds (default 1); each round measures every implementation in both
+#                       directions, interleaved so that load from other work on the machine
+#                       hits all of them alike; prints every run, then median [min-max]
+#   WG_BENCH_IMPLS=...  which to run: "spliced wireguard-go" (default), or one of them
+#   WG_BENCH_PERF=DIR   record `perf record -g` of both spliced processes during round 1
+#                       (DIR/spliced-fwd.data, DIR/spliced-R.data)
+#   WG_BENCH_ARGS=...   extra arguments for `spliced wg up` (e.g. "--workers 1")
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 SECS=${1:-10}
 SPLICED_BIN=${2:-${SPLICED_BIN:-$top/build/relay/spliced}}
+ROUNDS=${WG_BENCH_ROUNDS:-1}
+IMPLS=${WG_BENCH_IMPLS:-spliced wireguard-go}
+PERF_DIR=${WG_BENCH_PERF:-}
 export SPLICED_TOP=$top T_NAME=bench/wireguard
 . "$top/tests/lib.sh"
 . "$top/tests/wg-lib.sh"
 HZ=$(getconf CLK_TCK)
+RESULTS=$T_TMP/results
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 hwm_kb() { awk '/VmHWM/ {print $2}' "/proc/$1/status"; }
@@ -26,35 +38,69 @@ iperf_run() {
 	wait $sp 2>/dev/null
 }
 
-# measure LABEL PID1 PID2 ADDR: one forward and one reverse run, a table row each
+# measure LABEL PID1 PID2 ADDR DIR [PERF_OUT]: one iperf3 run, one table row (also kept in RESULTS)
 measure() {
-	local label=$1 p1=$2 p2=$3 addr=$4 dir c0 c1 t0 t1 bps cpu gb hwm
-	for dir in "" -R; do
-		c0=$(( $(cpu_ticks "$p1") + $(cpu_ticks "$p2") ))
-		t0=$(date +%s.%N)
-		bps=$(iperf_run "$CLI" "$addr" $dir)
-		t1=$(date +%s.%N)
-		c1=$(( $(cpu_ticks "$p1") + $(cpu_ticks "$p2") ))
-		hwm=$(( $(hwm_kb "$p1") > $(hwm_kb "$p2") ? $(hwm_kb "$p1") : $(hwm_kb "$p2") ))
-		python3 - "$label" "${dir:-fwd}" "$bps" "$c0" "$c1" "$t0" "$t1" "$HZ" "$SECS" "$hwm" <<'PY'
+	local label=$1 p1=$2 p2=$3 addr=$4 dir=$5 perf_out=${6:-} c0 c1 t0 t1 bps hwm perf_pid=
+	if [ -n "$perf_out" ]; then
+		perf record -q -g -o "$perf_out" -p "$p1,$p2" -- sleep "$SECS" >/dev/null 2>&1 &
+		perf_pid=$!
+	fi
+	c0=$(($(cpu_ticks "$p1") + $(cpu_ticks "$p2")))
+	t0=$(date +%s.%N)
+	bps=$(iperf_run "$CLI" "$addr" ${dir#fwd})
+	t1=$(date +%s.%N)
+	c1=$(($(cpu_ticks "$p1") + $(cpu_ticks "$p2")))
+	[ -n "$perf_pid" ] && wait "$perf_pid"
+	hwm=$(($(hwm_kb "$p1") > $(hwm_kb "$p2") ? $(hwm_kb "$p1") : $(hwm_kb "$p2")))
+	python3 - "$label" "$dir" "$bps" "$c0" "$c1" "$t0" "$t1" "$HZ" "$SECS" "$hwm" "$RESULTS" <<'PY'
 import sys
-label, d, bps, c0, c1, t0, t1, hz, secs, hwm = sys.argv[1:]
+label, d, bps, c0, c1, t0, t1, hz, secs, hwm, results = sys.argv[1:]
 cpu_s = (int(c1) - int(c0)) / int(hz)
 wall = float(t1) - float(t0)
 gb = int(bps) * float(secs) / 8 / 1e9
-print(f"| {label} | {d} | {int(bps)/1e9:.2f} | {100*cpu_s/wall:.0f}% | {cpu_s/gb if gb else 0:.1f} | {int(hwm)/1024:.1f} |")
+row = (int(bps) / 1e9, 100 * cpu_s / wall, cpu_s / gb if gb else 0, int(hwm) / 1024)
+print(f"| {label} | {d} | {row[0]:.2f} | {row[1]:.0f}% | {row[2]:.1f} | {row[3]:.1f} |", flush=True)
+with open(results, "a") as f:
+    f.write("\t".join([label, d] + [repr(x) for x in row]) + "\n")
 PY
-	done
 }
+
+# summary: median [min-max] per implementation and direction, and spliced / wireguard-go
+summary() {
+	python3 - "$RESULTS" <<'PY'
+import statistics, sys
+rows = {}
+for line in open(sys.argv[1]):
+    label, d, *vals = line.rstrip("\n").split("\t")
+    rows.setdefault((label, d), []).append([float(v) for v in vals])
+print("| implementation | direction | runs | Gbit/s median [min-max] | CPU% median | CPU-s/GB median [min-max] | peak RSS MiB |")
+print("| --- | --- | --- | --- | --- | --- | --- |")
+med = {}
+for (label, d), rs in rows.items():
+    col = lambda i: [r[i] for r in rs]
+    m = statistics.median(col(0))
+    med[(label.split()[0], d)] = m
+    print(f"| {label} | {d} | {len(rs)} | {m:.2f} [{min(col(0)):.2f}-{max(col(0)):.2f}] | "
+          f"{statistics.median(col(1)):.0f}% | {statistics.median(col(2)):.1f} "
+          f"[{min(col(2)):.1f}-{max(col(2)):.1f}] | {max(col(3)):.1f} |")
+for d in ("fwd", "-R"):
+    s, g = med.get(("spliced", d)), med.get(("wireguard-go", d))
+    if s and g:
+        print(f"# {d}: spliced / wireguard-go = {s / g:.2f}x (medians)")
+PY
+}
+
+has_impl() { [[ " $IMPLS " == *" $1 "* ]]; }
 
 netns_new CLI || exit 1
 netns_new SRV || exit 1
 netns_veth "$CLI" 192.168.250.1/24 "$SRV" 192.168.250.2/24 || exit 1
 
-echo "# wg-bench topology, iperf3 -t $SECS, single stream; $(nproc) CPUs, kernel $(uname -r)"
+echo "# wg-bench topology, iperf3 -t $SECS, single stream, $ROUNDS round(s); $(nproc) CPUs, kernel $(uname -r)"
+echo "# command: WG_BENCH_ROUNDS=$ROUNDS bench/wireguard/run.sh $SECS; $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "# CPU% and CPU-s/GB: both WireGuard processes together (utime+stime from /proc/PID/stat);"
-echo "# RSS: the larger VmHWM of the two."
-echo "$("$SPLICED_BIN" wg speed 2>/dev/null)"
+echo "# RSS: the larger VmHWM of the two. Load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# $("$SPLICED_BIN" wg speed 2>/dev/null)"
 echo
 echo "| implementation | direction | Gbit/s | CPU% | CPU-s/GB | peak RSS MiB |"
 echo "| --- | --- | --- | --- | --- | --- |"
@@ -63,33 +109,58 @@ bareR=$(iperf_run "$CLI" 192.168.250.2 -R)
 printf '| bare veth | fwd | %.2f | - | - | - |\n| bare veth | -R | %.2f | - | - | - |\n' \
 	"$(python3 -c "print($bare/1e9)")" "$(python3 -c "print($bareR/1e9)")"
 
-# --- spliced ---
 wg_keypair K1
 wg_keypair K2
-printf '[Interface]\nPrivateKey = %s\nListenPort = 51801\nAddress = 10.88.0.1/24\n[Peer]\nPublicKey = %s\nAllowedIPs = 10.88.0.2/32\nEndpoint = 192.168.250.2:51802\n' \
-	"$K1_PRIV" "$K2_PUB" >"$T_TMP/c.conf"
-printf '[Interface]\nPrivateKey = %s\nListenPort = 51802\nAddress = 10.88.0.2/24\n[Peer]\nPublicKey = %s\nAllowedIPs = 10.88.0.1/32\n' \
-	"$K2_PRIV" "$K1_PUB" >"$T_TMP/s.conf"
-N1="bwc$$"; N2="bws$$"
-if start_swg B1 "$CLI" "$T_TMP/c.conf" "$N1" && start_swg B2 "$SRV" "$T_TMP/s.conf" "$N2"; then
-	ip netns exec "$CLI" ping -c 2 -w 10 10.88.0.2 >/dev/null
-	measure spliced "$B1_PID" "$B2_PID" 10.88.0.2
-	stop_spliced "$B1_PID" >/dev/null
-	stop_spliced "$B2_PID" >/dev/null
-else
-	echo "| spliced | - | failed to start | | | |"
+SPL_UP=0 WGGO_UP=0
+# --- spliced ---
+if has_impl spliced; then
+	printf '[Interface]\nPrivateKey = %s\nListenPort = 51801\nAddress = 10.88.0.1/24\n[Peer]\nPublicKey = %s\nAllowedIPs = 10.88.0.2/32\nEndpoint = 192.168.250.2:51802\n' \
+		"$K1_PRIV" "$K2_PUB" >"$T_TMP/c.conf"
+	printf '[Interface]\nPrivateKey = %s\nListenPort = 51802\nAddress = 10.88.0.2/24\n[Peer]\nPublicKey = %s\nAllowedIPs = 10.88.0.1/32\n' \
+		"$K2_PRIV" "$K1_PUB" >"$T_TMP/s.conf"
+	N1="bwc$$"
+	N2="bws$$"
+	# shellcheck disable=SC2086 # WG_BENCH_ARGS is a list of arguments
+	if start_swg B1 "$CLI" "$T_TMP/c.conf" "$N1" ${WG_BENCH_ARGS:-} &&
+		start_swg B2 "$SRV" "$T_TMP/s.conf" "$N2" ${WG_BENCH_ARGS:-}; then
+		ip netns exec "$CLI" ping -c 2 -w 10 10.88.0.2 >/dev/null
+		SPL_UP=1
+	else
+		echo "| spliced | - | failed to start | | | |"
+	fi
 fi
 
 # --- wireguard-go ---
-G1="gwc$$"; G2="gws$$"
-start_wggo W1 "$CLI" "$G1" && start_wggo W2 "$SRV" "$G2" || { echo "wireguard-go failed"; exit 1; }
-printf '%s\n' "$K1_PRIV" >"$T_TMP/k1"
-printf '%s\n' "$K2_PRIV" >"$T_TMP/k2"
-ip netns exec "$CLI" wg set "$G1" private-key "$T_TMP/k1" listen-port 51811 peer "$K2_PUB" allowed-ips 10.89.0.2/32 endpoint 192.168.250.2:51812
-ip netns exec "$SRV" wg set "$G2" private-key "$T_TMP/k2" listen-port 51812 peer "$K1_PUB" allowed-ips 10.89.0.1/32
-ip -n "$CLI" addr add 10.89.0.1/24 dev "$G1"
-ip -n "$SRV" addr add 10.89.0.2/24 dev "$G2"
-ip -n "$CLI" link set "$G1" mtu 1420 up
-ip -n "$SRV" link set "$G2" mtu 1420 up
-ip netns exec "$CLI" ping -c 2 -w 10 10.89.0.2 >/dev/null
-measure "wireguard-go $(dpkg-query -W -f '${Version}' wireguard-go 2>/dev/null)" "$W1_PID" "$W2_PID" 10.89.0.2
+if has_impl wireguard-go; then
+	G1="gwc$$"
+	G2="gws$$"
+	if start_wggo W1 "$CLI" "$G1" && start_wggo W2 "$SRV" "$G2"; then
+		printf '%s\n' "$K1_PRIV" >"$T_TMP/k1"
+		printf '%s\n' "$K2_PRIV" >"$T_TMP/k2"
+		ip netns exec "$CLI" wg set "$G1" private-key "$T_TMP/k1" listen-port 51811 peer "$K2_PUB" allowed-ips 10.89.0.2/32 endpoint 192.168.250.2:51812
+		ip netns exec "$SRV" wg set "$G2" private-key "$T_TMP/k2" listen-port 51812 peer "$K1_PUB" allowed-ips 10.89.0.1/32
+		ip -n "$CLI" addr add 10.89.0.1/24 dev "$G1"
+		ip -n "$SRV" addr add 10.89.0.2/24 dev "$G2"
+		ip -n "$CLI" link set "$G1" mtu 1420 up
+		ip -n "$SRV" link set "$G2" mtu 1420 up
+		ip netns exec "$CLI" ping -c 2 -w 10 10.89.0.2 >/dev/null
+		WGGO_UP=1
+		WGGO_LABEL="wireguard-go $(dpkg-query -W -f '${Version}' wireguard-go 2>/dev/null)"
+	else
+		echo "| wireguard-go | - | failed to start | | | |"
+	fi
+fi
+
+for round in $(seq "$ROUNDS"); do
+	for dir in fwd -R; do
+		perf_out=
+		[ -n "$PERF_DIR" ] && [ "$round" = 1 ] && perf_out=$PERF_DIR/spliced-${dir#-}.data
+		[ "$SPL_UP" = 1 ] && measure spliced "$B1_PID" "$B2_PID" 10.88.0.2 "$dir" "$perf_out"
+		[ "$WGGO_UP" = 1 ] && measure "$WGGO_LABEL" "$W1_PID" "$W2_PID" 10.89.0.2 "$dir"
+	done
+done
+[ "$SPL_UP" = 1 ] && { stop_spliced "$B1_PID" >/dev/null; stop_spliced "$B2_PID" >/dev/null; }
+if [ "$ROUNDS" -gt 1 ]; then
+	echo
+	summary
+fi

@@ -56,6 +56,12 @@ struct qpkt {
 
 struct dev_peer {
 	struct wg_peer core;
+	/*
+	 * Guards the peer's per-packet state while the device lock is held
+	 * shared: nonce reservation, replay windows, timers, byte counters,
+	 * endpoint and queue. Under the exclusive device lock it is not needed.
+	 */
+	pthread_mutex_t lock;
 	bool has_endpoint;
 	union wgconf_sockaddr endpoint;
 	unsigned int qhead, qlen;
@@ -79,8 +85,18 @@ struct worker {
 	uint8_t *tun_out; /* coalesced TUN writes (offload mode) */
 };
 
+/*
+ * Locking. The data path (both workers, both directions) holds d->lock
+ * shared for a whole batch: it routes, reserves nonces, decrypts and
+ * encrypts in parallel, taking a peer's mutex only for the short per-packet
+ * bookkeeping (the replay window is the one truly serial step). Whatever
+ * frees keypairs or peers or changes the tables (handshake messages, timer
+ * ticks, the first packet on a new responder session, UAPI, configuration)
+ * takes d->lock exclusive. The rwlock prefers writers so a steady data
+ * stream cannot starve the control thread's 20 ms tick.
+ */
 struct wg_device {
-	pthread_mutex_t lock; /* guards id, dev_peers and every struct wg_peer */
+	pthread_rwlock_t lock;
 	struct wg_identity id;
 	struct dev_peer *peers;
 	struct tun tun;
@@ -88,9 +104,12 @@ struct wg_device {
 	unsigned int mtu;
 	uint16_t port;
 	uint32_t fwmark;
-	bool offload, gso, gro;
+	bool offload, gro;
+	atomic_bool gso; /* cleared by the first worker whose GSO send fails */
 	unsigned int time_scale;
 	int stop_fd;
+	int kick_fd;        /* the data path asks the control thread to tick (pending actions) */
+	atomic_bool kicked; /* a kick is already on its way */
 	int uapi_fd;
 	char uapi_path[108];
 	atomic_bool stopping;
@@ -114,6 +133,30 @@ static uint64_t mono_now(const struct wg_device *d)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	/* time_scale > 1 only via the test-only switch of `spliced wg up` */
 	return ((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec) * d->time_scale;
+}
+
+static void lock_shared(struct wg_device *d)
+{
+	pthread_rwlock_rdlock(&d->lock);
+}
+
+static void lock_exclusive(struct wg_device *d)
+{
+	pthread_rwlock_wrlock(&d->lock);
+}
+
+static void unlock(struct wg_device *d)
+{
+	pthread_rwlock_unlock(&d->lock);
+}
+
+/* Wakes the control thread to carry out pending peer actions (one eventfd write per tick). */
+static void kick(struct wg_device *d)
+{
+	uint64_t one = 1;
+
+	if (!atomic_exchange(&d->kicked, true) && write(d->kick_fd, &one, sizeof(one)) < 0)
+		atomic_store(&d->kicked, false);
 }
 
 static socklen_t sa_len(const union wgconf_sockaddr *a)
@@ -170,7 +213,7 @@ static void send_batch(struct worker *w, const union wgconf_sockaddr *ep, struct
 		unsigned int j = i + 1;
 		size_t seg = iov[i].iov_len, total = seg;
 
-		if (d->gso) {
+		if (atomic_load(&d->gso)) {
 			while (j < n && j - i < GSO_MAX_SEGS && total + iov[j].iov_len <= 65000 &&
 			       iov[j].iov_len <= seg) {
 				total += iov[j].iov_len;
@@ -199,7 +242,7 @@ static void send_batch(struct worker *w, const union wgconf_sockaddr *ep, struct
 				continue;
 			}
 			if (errno == EIO || errno == EINVAL || errno == EOPNOTSUPP) {
-				d->gso = false; /* the egress path cannot segment: stop asking */
+				atomic_store(&d->gso, false); /* the egress path cannot segment */
 				j = i + 1;
 			} else {
 				atomic_fetch_add(&d->stats.tx_send_errors, j - i);
@@ -212,7 +255,7 @@ static void send_batch(struct worker *w, const union wgconf_sockaddr *ep, struct
 			struct mmsghdr mm[TX_BATCH];
 			unsigned int k = 0;
 
-			while (i + k < n && k < TX_BATCH && (!d->gso || k == 0)) {
+			while (i + k < n && k < TX_BATCH && (!atomic_load(&d->gso) || k == 0)) {
 				memset(&mm[k], 0, sizeof(mm[k]));
 				mm[k].msg_hdr.msg_name = (void *)&ep->sa;
 				mm[k].msg_hdr.msg_namelen = sa_len(ep);
@@ -242,7 +285,7 @@ static void queue_free(struct dev_peer *p)
 	}
 }
 
-/* Keeps a copy of an IP packet until a session exists. Called with the lock held. */
+/* Keeps a copy of an IP packet until a session exists. Called with the peer's lock held. */
 static void queue_packet(struct worker *w, struct dev_peer *p, const uint8_t *pkt, size_t len)
 {
 	struct qpkt *q;
@@ -264,10 +307,9 @@ static void queue_packet(struct worker *w, struct dev_peer *p, const uint8_t *pk
 	p->qlen++;
 }
 
-/* Carries out a peer's WG_ACT_* mask. Called with the lock held (rare path). */
+/* Carries out a peer's WG_ACT_* mask. Called with the device lock exclusive (rare path). */
 static void peer_actions(struct worker *w, struct dev_peer *p, unsigned int act, uint64_t now)
 {
-	struct wg_device *d = w->dev;
 	uint8_t buf[WG_MSG_DATA_HEADER_LEN + WG_AEAD_TAG_LEN + WG_MSG_PADDING];
 
 	if (act & WG_ACT_SEND_INITIATION) {
@@ -300,7 +342,6 @@ static void peer_actions(struct worker *w, struct dev_peer *p, unsigned int act,
 		if (n > 0)
 			send_one(w, &p->endpoint, buf, (size_t)n);
 	}
-	(void)d;
 }
 
 static void tick_peer(struct worker *w, struct dev_peer *p, uint64_t now)
@@ -316,7 +357,7 @@ static void tick_peer(struct worker *w, struct dev_peer *p, uint64_t now)
 struct tx_run {
 	struct dev_peer *peer;
 	unsigned int first, n; /* slots [first, first + n) */
-	struct wg_keypair kp;  /* a private copy: sealing runs without the lock */
+	struct wg_keypair *kp; /* stays valid while the device lock is held shared */
 	uint64_t counter;
 	bool sealed;
 	union wgconf_sockaddr ep;
@@ -324,9 +365,10 @@ struct tx_run {
 
 /*
  * Seals and sends the n packets sitting in the worker's slots (each at
- * slot + WG_MSG_DATA_HEADER_LEN, lengths in len[]). The lock is held only to
- * route, reserve nonces and copy the session key; the ChaCha20-Poly1305 work
- * runs unlocked so the other worker can receive meanwhile.
+ * slot + WG_MSG_DATA_HEADER_LEN, lengths in len[]). The device lock is held
+ * shared throughout (keypairs cannot be freed meanwhile), a peer's lock only
+ * to reserve a run of nonces; the ChaCha20-Poly1305 work and the sendmsg
+ * calls run in parallel with the other worker.
  */
 static void tx_packets(struct worker *w, size_t *len, unsigned int n)
 {
@@ -335,8 +377,9 @@ static void tx_packets(struct worker *w, size_t *len, unsigned int n)
 	struct iovec iov[TX_BATCH];
 	unsigned int nruns = 0;
 	uint64_t now = mono_now(d);
+	bool need_kick = false;
 
-	pthread_mutex_lock(&d->lock);
+	lock_shared(d);
 	for (unsigned int i = 0; i < n; i++) {
 		uint8_t *pkt = w->slots + (size_t)i * w->slot_size + WG_MSG_DATA_HEADER_LEN;
 		struct wg_peer *cp = wg_allowedips_lookup_dst(&d->id.allowedips, pkt, len[i]);
@@ -357,11 +400,10 @@ static void tx_packets(struct worker *w, size_t *len, unsigned int n)
 	for (unsigned int r = 0; r < nruns; r++) {
 		struct tx_run *run = &runs[r];
 		struct dev_peer *p = run->peer;
-		struct wg_keypair *kp;
 
-		if (p->has_endpoint &&
-		    wg_peer_encrypt_prepare_n(&p->core, now, run->n, &kp, &run->counter) == 0) {
-			run->kp = *kp;
+		pthread_mutex_lock(&p->lock);
+		if (p->has_endpoint && wg_peer_encrypt_prepare_n(&p->core, now, run->n, &run->kp,
+		                                                 &run->counter) == 0) {
 			run->ep = p->endpoint;
 			run->sealed = true;
 			for (unsigned int i = run->first; i < run->first + run->n; i++)
@@ -375,9 +417,10 @@ static void tx_packets(struct worker *w, size_t *len, unsigned int n)
 				                     WG_MSG_DATA_HEADER_LEN,
 				             len[i]);
 		}
-		tick_peer(w, p, now);
+		/* A handshake to start or a rekey: the control thread does it. */
+		need_kick |= p->core.pending_actions != 0;
+		pthread_mutex_unlock(&p->lock);
 	}
-	pthread_mutex_unlock(&d->lock);
 
 	for (unsigned int r = 0; r < nruns; r++) {
 		struct tx_run *run = &runs[r];
@@ -387,7 +430,7 @@ static void tx_packets(struct worker *w, size_t *len, unsigned int n)
 			continue;
 		for (unsigned int i = run->first; i < run->first + run->n; i++) {
 			uint8_t *slot = w->slots + (size_t)i * w->slot_size;
-			long m = wg_keypair_seal(&run->kp, run->counter + (i - run->first), slot,
+			long m = wg_keypair_seal(run->kp, run->counter + (i - run->first), slot,
 			                         len[i], w->slot_size, d->mtu);
 
 			if (m < 0) {
@@ -397,10 +440,12 @@ static void tx_packets(struct worker *w, size_t *len, unsigned int n)
 			iov[k].iov_base = slot;
 			iov[k++].iov_len = (size_t)m;
 		}
-		wg_wipe(&run->kp, sizeof(run->kp));
 		atomic_fetch_add(&d->stats.tx_packets, k);
 		send_batch(w, &run->ep, iov, k);
 	}
+	unlock(d);
+	if (need_kick)
+		kick(d);
 }
 
 /* Reads up to TX_BATCH packets (or one offloaded super-packet) and sends them. -EAGAIN: idle. */
@@ -454,7 +499,31 @@ static void tun_write(struct worker *w, uint8_t *pkt, size_t len)
 		atomic_fetch_add(&w->dev->stats.rx_tun_errors, 1);
 }
 
-/* Receives up to RX_MSGS GRO trains from fd, decrypts them and writes to the TUN. */
+/* Roaming: the latest authenticated source is where we answer. Peer's lock or exclusive. */
+static void roam(struct dev_peer *p, const union wgconf_sockaddr *src, socklen_t len)
+{
+	if (!p->has_endpoint || !sa_equal(&p->endpoint, &src->sa)) {
+		memset(&p->endpoint, 0, sizeof(p->endpoint));
+		memcpy(&p->endpoint, src, len < sizeof(*src) ? len : sizeof(*src));
+		p->has_endpoint = true;
+	}
+}
+
+/* A datagram the shared pass left for the exclusive one. */
+struct rx_later {
+	uint8_t *pkt;
+	size_t len;
+	unsigned int msg;    /* index into the recvmmsg arrays (source address) */
+	bool opened;         /* a decrypted data message waiting for finish(exclusive) */
+	struct wg_rx_open o; /* when opened */
+};
+
+/*
+ * Receives up to RX_MSGS GRO trains from fd, decrypts them and writes to the
+ * TUN. Data messages are decrypted under the shared lock, in parallel with
+ * the other worker; handshake messages and the first packet of a new session
+ * are set aside and handled after the batch under the exclusive lock.
+ */
 static int rx_round(struct worker *w, int fd)
 {
 	struct wg_device *d = w->dev;
@@ -463,9 +532,9 @@ static int rx_round(struct worker *w, int fd)
 	union wgconf_sockaddr src[RX_MSGS];
 	char cbuf[RX_MSGS][CMSG_SPACE(sizeof(int))];
 	struct offload_pkt out[RX_MSGS * GSO_MAX_SEGS];
-	unsigned int nout = 0;
-	struct dev_peer *touched[RX_MSGS];
-	unsigned int ntouched = 0;
+	struct rx_later later[RX_MSGS * GSO_MAX_SEGS];
+	unsigned int nout = 0, nlater = 0;
+	bool need_kick = false;
 	struct wg_rx rx;
 	uint64_t now;
 	int n;
@@ -486,7 +555,7 @@ static int rx_round(struct worker *w, int fd)
 		return n < 0 ? -errno : -EAGAIN;
 	now = mono_now(d);
 
-	pthread_mutex_lock(&d->lock);
+	lock_shared(d);
 	for (int i = 0; i < n; i++) {
 		uint8_t *buf = iov[i].iov_base;
 		size_t total = mm[i].msg_len, seg = total;
@@ -509,41 +578,68 @@ static int rx_round(struct worker *w, int fd)
 		}
 		for (size_t off = 0; off < total; off += seg) {
 			size_t len = total - off < seg ? total - off : seg;
+			struct rx_later *l = &later[nlater];
 			struct dev_peer *p;
+			int r;
 
-			if (wg_receive(&d->id, buf + off, len, &src[i].sa, now, &rx) < 0)
+			*l = (struct rx_later){
+			        .pkt = buf + off, .len = len, .msg = (unsigned int)i};
+			if (wg_message_type(l->pkt, len) != WG_MSG_DATA) {
+				nlater++;
 				continue;
-			if (rx.action == WG_RX_REPLY)
-				send_one(w, &src[i], rx.data, rx.len);
-			if (!rx.peer)
-				continue;
-			p = rx.peer->priv;
-			/* Roaming: the latest authenticated source is where we answer. */
-			if (!p->has_endpoint || !sa_equal(&p->endpoint, &src[i].sa)) {
-				memset(&p->endpoint, 0, sizeof(p->endpoint));
-				memcpy(&p->endpoint, &src[i], mm[i].msg_hdr.msg_namelen);
-				p->has_endpoint = true;
 			}
-			if (rx.action == WG_RX_DATA) {
+			if (wg_receive_data_open(&d->id, l->pkt, len, now, &l->o, &rx) < 0)
+				continue;
+			p = l->o.kp->entry.peer->priv;
+			pthread_mutex_lock(&p->lock);
+			r = wg_receive_data_finish(&d->id, l->pkt, len, &l->o, false, now, &rx);
+			if (r == 0)
+				roam(p, &src[i], mm[i].msg_hdr.msg_namelen);
+			need_kick |= p->core.pending_actions != 0;
+			pthread_mutex_unlock(&p->lock);
+			if (r == -EWOULDBLOCK) {
+				l->opened = true;
+				nlater++;
+			} else if (r == 0 && rx.action == WG_RX_DATA) {
 				atomic_fetch_add(&d->stats.rx_packets, 1);
-				if (nout < sizeof(out) / sizeof(out[0])) {
-					out[nout].data = rx.data;
-					out[nout++].len = rx.len;
-				} else {
-					tun_write(w, rx.data, rx.len);
-				}
-			}
-			if (rx.action != WG_RX_DATA || !ntouched || touched[ntouched - 1] != p) {
-				if (ntouched < RX_MSGS)
-					touched[ntouched++] = p;
-				else
-					tick_peer(w, p, now);
+				out[nout].data = rx.data;
+				out[nout++].len = rx.len;
 			}
 		}
 	}
-	for (unsigned int i = 0; i < ntouched; i++)
-		tick_peer(w, touched[i], now);
-	pthread_mutex_unlock(&d->lock);
+	unlock(d);
+
+	if (nlater) {
+		lock_exclusive(d);
+		for (unsigned int k = 0; k < nlater; k++) {
+			struct rx_later *l = &later[k];
+			struct dev_peer *p;
+			int r;
+
+			if (l->opened)
+				r = wg_receive_data_finish(&d->id, l->pkt, l->len, &l->o, true, now,
+				                           &rx);
+			else
+				r = wg_receive(&d->id, l->pkt, l->len, &src[l->msg].sa, now, &rx);
+			if (r < 0)
+				continue;
+			if (rx.action == WG_RX_REPLY)
+				send_one(w, &src[l->msg], rx.data, rx.len);
+			if (!rx.peer)
+				continue;
+			p = rx.peer->priv;
+			roam(p, &src[l->msg], mm[l->msg].msg_hdr.msg_namelen);
+			if (rx.action == WG_RX_DATA) {
+				atomic_fetch_add(&d->stats.rx_packets, 1);
+				out[nout].data = rx.data;
+				out[nout++].len = rx.len;
+			}
+			tick_peer(w, p, now);
+		}
+		unlock(d);
+	}
+	if (need_kick)
+		kick(d);
 
 	if (d->tun.vnet_hdr) {
 		offload_coalesce_write(w->tun_fd, out, nout, w->tun_out);
@@ -614,11 +710,12 @@ static void remove_peer(struct wg_device *d, struct dev_peer *p)
 		*pp = p->next;
 	queue_free(p);
 	wg_peer_destroy(&p->core);
+	pthread_mutex_destroy(&p->lock);
 	wg_wipe(p, sizeof(*p));
 	free(p);
 }
 
-/* Applies a set=1 request (also used for the config file). Called with the lock held. */
+/* Applies a set=1 request (also used for the config file). Device lock exclusive. */
 static int apply_set(struct wg_device *d, const struct wg_uapi_set *s)
 {
 	int ret;
@@ -667,6 +764,7 @@ static int apply_set(struct wg_device *d, const struct wg_uapi_set *s)
 				free(p);
 				return ret;
 			}
+			pthread_mutex_init(&p->lock, NULL);
 			p->core.priv = p;
 			p->next = d->peers;
 			d->peers = p;
@@ -704,9 +802,9 @@ static int uapi_set(void *ctx, const struct wg_uapi_set *req)
 	struct wg_device *d = ctx;
 	int ret;
 
-	pthread_mutex_lock(&d->lock);
+	lock_exclusive(d);
 	ret = apply_set(d, req);
-	pthread_mutex_unlock(&d->lock);
+	unlock(d);
 	return ret;
 }
 
@@ -740,7 +838,7 @@ static int uapi_get(void *ctx, struct wg_uapi_info *out)
 	size_t n = 0;
 	int ret = 0;
 
-	pthread_mutex_lock(&d->lock);
+	lock_exclusive(d);
 	out->has_private_key = d->id.has_private_key;
 	memcpy(out->private_key, d->id.static_private, WG_KEY_LEN);
 	out->listen_port = d->port;
@@ -772,7 +870,7 @@ static int uapi_get(void *ctx, struct wg_uapi_info *out)
 		}
 	}
 out:
-	pthread_mutex_unlock(&d->lock);
+	unlock(d);
 	return ret;
 }
 
@@ -913,7 +1011,7 @@ int wg_device_create(struct wg_device **out, const struct wgconf *conf,
 	if (!d)
 		return -ENOMEM;
 	d->nworkers = nw;
-	d->stop_fd = d->uapi_fd = -1;
+	d->stop_fd = d->kick_fd = d->uapi_fd = -1;
 	d->ready_fd = opts->ready_fd;
 	d->time_scale = opts->time_scale ? opts->time_scale : 1;
 	d->mtu = conf->mtu ? conf->mtu : WGCONF_DEFAULT_MTU;
@@ -927,13 +1025,21 @@ int wg_device_create(struct wg_device **out, const struct wgconf *conf,
 		d->workers[i].index = i;
 	}
 	snprintf(d->name, sizeof(d->name), "%s", opts->name);
-	pthread_mutex_init(&d->lock, NULL);
+	{
+		pthread_rwlockattr_t attr;
+
+		pthread_rwlockattr_init(&attr);
+		pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+		pthread_rwlock_init(&d->lock, &attr);
+		pthread_rwlockattr_destroy(&attr);
+	}
 	ret = wg_identity_init(&d->id);
 	if (ret < 0)
 		goto fail;
 	d->id.mtu = d->mtu;
 	d->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (d->stop_fd < 0) {
+	d->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (d->stop_fd < 0 || d->kick_fd < 0) {
 		ret = -errno;
 		goto fail;
 	}
@@ -954,7 +1060,8 @@ int wg_device_create(struct wg_device **out, const struct wgconf *conf,
 	}
 
 	d->port = conf->listen_port;
-	d->gso = d->gro = opts->offload;
+	d->gro = opts->offload;
+	atomic_store(&d->gso, opts->offload);
 	for (unsigned int i = 0; i < nw; i++) {
 		struct worker *w = &d->workers[i];
 
@@ -985,9 +1092,9 @@ int wg_device_create(struct wg_device **out, const struct wgconf *conf,
 		goto fail;
 	set.has_listen_port = false;
 	set.has_fwmark = false;
-	pthread_mutex_lock(&d->lock);
+	lock_exclusive(d);
 	ret = apply_set(d, &set);
-	pthread_mutex_unlock(&d->lock);
+	unlock(d);
 	wg_uapi_set_free(&set);
 	if (ret < 0) {
 		fprintf(stderr, "%s: applying the configuration failed: %s\n", d->name,
@@ -1059,7 +1166,7 @@ static void print_stats(struct wg_device *d)
 	        atomic_load(&x->tx_queue_full), atomic_load(&x->tx_bad_packet),
 	        atomic_load(&x->tx_send_errors), atomic_load(&x->rx_tun_errors),
 	        atomic_load(&x->tx_gso_sends), atomic_load(&x->rx_gro_trains),
-	        d->tun.vnet_hdr ? "tun+udp" : (d->gso ? "udp" : "off"));
+	        d->tun.vnet_hdr ? "tun+udp" : (atomic_load(&d->gso) ? "udp" : "off"));
 }
 
 int wg_device_run(struct wg_device *d)
@@ -1092,27 +1199,32 @@ int wg_device_run(struct wg_device *d)
 		d->ready_fd = -1;
 	}
 	while (!atomic_load(&d->stopping)) {
-		struct pollfd pfd[3] = {{.fd = tfd, .events = POLLIN},
+		struct pollfd pfd[4] = {{.fd = tfd, .events = POLLIN},
 		                        {.fd = d->stop_fd, .events = POLLIN},
+		                        {.fd = d->kick_fd, .events = POLLIN},
 		                        {.fd = d->uapi_fd, .events = POLLIN}};
 		uint64_t x;
 
-		if (poll(pfd, d->uapi_fd >= 0 ? 3 : 2, -1) < 0 && errno != EINTR)
+		if (poll(pfd, d->uapi_fd >= 0 ? 4 : 3, -1) < 0 && errno != EINTR)
 			break;
 		if (pfd[1].revents & POLLIN)
 			break;
-		if (pfd[0].revents & POLLIN) {
+		if ((pfd[0].revents | pfd[2].revents) & POLLIN) {
 			struct tick_ctx t = {.w = &d->workers[0], .now = mono_now(d)};
 
-			if (read(tfd, &x, sizeof(x)) < 0)
+			if ((pfd[0].revents & POLLIN) && read(tfd, &x, sizeof(x)) < 0)
 				x = 0;
-			pthread_mutex_lock(&d->lock);
+			if ((pfd[2].revents & POLLIN) && read(d->kick_fd, &x, sizeof(x)) < 0)
+				x = 0;
+			/* Cleared first: a kick raised while we tick wakes us again. */
+			atomic_store(&d->kicked, false);
+			lock_exclusive(d);
 			wg_identity_tick(&d->id, t.now, on_tick, &t);
-			pthread_mutex_unlock(&d->lock);
+			unlock(d);
 			if (atomic_exchange(&d->dump_stats, false))
 				print_stats(d);
 		}
-		if (d->uapi_fd >= 0 && (pfd[2].revents & POLLIN)) {
+		if (d->uapi_fd >= 0 && (pfd[3].revents & POLLIN)) {
 			int c = accept4(d->uapi_fd, NULL, NULL, SOCK_CLOEXEC);
 
 			if (c >= 0) {
@@ -1183,9 +1295,11 @@ void wg_device_destroy(struct wg_device *d)
 	tun_close(&d->tun);
 	if (d->stop_fd >= 0)
 		close(d->stop_fd);
+	if (d->kick_fd >= 0)
+		close(d->kick_fd);
 	if (d->ready_fd >= 0)
 		close(d->ready_fd);
-	pthread_mutex_destroy(&d->lock);
+	pthread_rwlock_destroy(&d->lock);
 	wg_wipe(d, sizeof(*d));
 	free(d);
 }

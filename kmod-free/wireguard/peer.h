@@ -55,6 +55,14 @@
  * wg_peer_encrypt_prepare() under your lock and run wg_keypair_seal() (pure)
  * on any thread; keypair pointers stay valid until the next wg_receive(),
  * wg_peer_tick() or wg_peer_destroy() on that peer.
+ *
+ * A device receiving data on several threads uses two lock levels: a
+ * shared/exclusive device lock (e.g. a rwlock) and one lock per peer. The
+ * only calls allowed under the shared lock are wg_allowedips_lookup_*(),
+ * wg_keypair_seal/open(), wg_receive_data_open() and, with the peer's lock
+ * also held, wg_peer_encrypt_prepare*() and wg_receive_data_finish(); none of
+ * them frees a keypair or touches the index table. Everything else
+ * (handshakes, wg_peer_tick(), configuration) takes the exclusive lock.
  * Everything the core allocates is on the handshake/config path; data
  * messages are sealed and opened in place without allocation.
  */
@@ -107,23 +115,29 @@ struct wg_peer {
 	struct wg_peer *list_prev, *list_next;
 };
 
-/* Drop reasons, one counter each (attacker-triggerable, so never logged per packet). */
+/*
+ * Drop reasons, one counter each (attacker-triggerable, so never logged per
+ * packet). Atomic: the data path of a multi-threaded device counts from
+ * several threads under a shared lock (see wg_receive_data_open()).
+ */
 struct wg_stats {
-	uint64_t rx_invalid_message;   /* bad type or length */
-	uint64_t rx_bad_mac1;          /* handshake with a wrong MAC1 */
-	uint64_t rx_cookie_sent;       /* under load, answered with a cookie reply */
-	uint64_t rx_ratelimited;       /* under load, valid MAC2 but over the rate */
-	uint64_t rx_handshake_invalid; /* unknown peer, failed DH/AEAD, replayed timestamp, flood */
-	uint64_t rx_cookie_invalid;    /* cookie reply for no handshake or failing to decrypt */
-	uint64_t rx_unknown_index;     /* data for no session we know */
-	uint64_t rx_expired_key;       /* data on a session past REJECT_AFTER_TIME/MESSAGES */
-	uint64_t rx_decrypt_failed;    /* data failing authentication */
-	uint64_t rx_replay;            /* data nonce duplicate or too old */
-	uint64_t rx_bad_inner;         /* decrypted but not a well-formed IPv4/IPv6 packet */
-	uint64_t rx_src_not_allowed;   /* inner source not in the peer's allowed IPs */
-	uint64_t rx_handshakes;        /* handshake messages accepted */
-	uint64_t rx_data_packets;
-	uint64_t tx_data_packets;
+	_Atomic uint64_t rx_invalid_message; /* bad type or length */
+	_Atomic uint64_t rx_bad_mac1;        /* handshake with a wrong MAC1 */
+	_Atomic uint64_t rx_cookie_sent;     /* under load, answered with a cookie reply */
+	_Atomic uint64_t rx_ratelimited;     /* under load, valid MAC2 but over the rate */
+	_Atomic uint64_t
+	        rx_handshake_invalid; /* unknown peer, failed DH/AEAD, replayed timestamp, flood */
+	_Atomic uint64_t
+	        rx_cookie_invalid;         /* cookie reply for no handshake or failing to decrypt */
+	_Atomic uint64_t rx_unknown_index; /* data for no session we know */
+	_Atomic uint64_t rx_expired_key;   /* data on a session past REJECT_AFTER_TIME/MESSAGES */
+	_Atomic uint64_t rx_decrypt_failed;  /* data failing authentication */
+	_Atomic uint64_t rx_replay;          /* data nonce duplicate or too old */
+	_Atomic uint64_t rx_bad_inner;       /* decrypted but not a well-formed IPv4/IPv6 packet */
+	_Atomic uint64_t rx_src_not_allowed; /* inner source not in the peer's allowed IPs */
+	_Atomic uint64_t rx_handshakes;      /* handshake messages accepted */
+	_Atomic uint64_t rx_data_packets;
+	_Atomic uint64_t tx_data_packets;
 };
 
 /* The device-level state the core needs: our static key and everything keyed by the wire. */
@@ -221,5 +235,29 @@ struct wg_rx {
  */
 int wg_receive(struct wg_identity *id, uint8_t *pkt, size_t len, const struct sockaddr *src,
                uint64_t now, struct wg_rx *rx);
+
+/* A data message between wg_receive_data_open() and wg_receive_data_finish(). */
+struct wg_rx_open {
+	struct wg_keypair *kp;
+	long plen; /* padded plaintext length */
+};
+
+/*
+ * The data-message half of wg_receive() split for parallel receive (see
+ * "Thread safety" above). open, under the shared device lock: find the
+ * session, check its age, authenticate and decrypt in place (the expensive
+ * part, no per-peer state touched). finish, with the peer's lock
+ * (o->kp->entry.peer) also held: replay window, timers, cryptokey routing;
+ * fills rx as wg_receive() does. finish returns -EWOULDBLOCK, changing
+ * nothing, when the packet is the first on a new responder session (that
+ * rotates and frees keypairs): call it again under the exclusive lock with
+ * exclusive = true, which first checks that the session still exists.
+ * pkt must be a message wg_message_type() calls WG_MSG_DATA.
+ */
+int wg_receive_data_open(struct wg_identity *id, uint8_t *pkt, size_t len, uint64_t now,
+                         struct wg_rx_open *o, struct wg_rx *rx);
+int wg_receive_data_finish(struct wg_identity *id, uint8_t *pkt, size_t len,
+                           const struct wg_rx_open *o, bool exclusive, uint64_t now,
+                           struct wg_rx *rx);
 
 #endif

@@ -34,7 +34,7 @@ static size_t src_bytes(const struct sockaddr *sa, uint8_t out[SRC_MAX])
 	return 0;
 }
 
-static int drop(struct wg_rx *rx, uint64_t *counter, int err)
+static int drop(struct wg_rx *rx, _Atomic uint64_t *counter, int err)
 {
 	(*counter)++;
 	rx->action = WG_RX_DROP;
@@ -191,27 +191,67 @@ static void keep_key_fresh_receive(struct wg_peer *peer, uint64_t now)
 	}
 }
 
-static int receive_data(struct wg_identity *id, uint8_t *pkt, size_t len, uint64_t now,
-                        struct wg_rx *rx)
+static void rx_reset(struct wg_rx *rx)
+{
+	rx->action = WG_RX_DROP;
+	rx->err = 0;
+	rx->peer = NULL;
+	rx->data = NULL;
+	rx->len = 0;
+}
+
+/* The session a data message names, or NULL. */
+static struct wg_keypair *data_keypair(struct wg_identity *id, const uint8_t *pkt)
 {
 	const struct wg_msg_data *m = (const void *)pkt;
 	struct wg_index_entry *e;
-	struct wg_keypair *kp;
-	struct wg_peer *peer;
-	size_t ilen;
-	long plen;
 
 	e = wg_index_lookup(&id->index, wg_le32(&m->receiver_index), WG_INDEX_KEYPAIR);
-	if (!e)
+	return e ? (struct wg_keypair *)((uint8_t *)e - offsetof(struct wg_keypair, entry)) : NULL;
+}
+
+int wg_receive_data_open(struct wg_identity *id, uint8_t *pkt, size_t len, uint64_t now,
+                         struct wg_rx_open *o, struct wg_rx *rx)
+{
+	struct wg_keypair *kp;
+
+	rx_reset(rx);
+	o->kp = NULL;
+	kp = data_keypair(id, pkt);
+	if (!kp)
 		return drop(rx, &id->stats.rx_unknown_index, -ENOENT);
-	kp = (struct wg_keypair *)((uint8_t *)e - offsetof(struct wg_keypair, entry));
-	peer = e->peer;
+	/*
+	 * replay.counter is only advanced under the peer's lock; a stale read
+	 * here can only let an over-limit packet reach finish, whose
+	 * wg_counter_validate() refuses nonces at or past REJECT_AFTER_MESSAGES.
+	 */
 	if (now >= kp->birth + WG_REJECT_AFTER_TIME * NSEC_PER_SEC ||
-	    kp->replay.counter >= WG_REJECT_AFTER_MESSAGES)
+	    __atomic_load_n(&kp->replay.counter, __ATOMIC_RELAXED) >= WG_REJECT_AFTER_MESSAGES)
 		return drop(rx, &id->stats.rx_expired_key, -EKEYEXPIRED);
-	plen = wg_keypair_open(kp, pkt, len);
-	if (plen < 0)
+	o->plen = wg_keypair_open(kp, pkt, len);
+	if (o->plen < 0)
 		return drop(rx, &id->stats.rx_decrypt_failed, -EBADMSG);
+	o->kp = kp;
+	return 0;
+}
+
+int wg_receive_data_finish(struct wg_identity *id, uint8_t *pkt, size_t len,
+                           const struct wg_rx_open *o, bool exclusive, uint64_t now,
+                           struct wg_rx *rx)
+{
+	const struct wg_msg_data *m = (const void *)pkt;
+	struct wg_keypair *kp = o->kp;
+	struct wg_peer *peer = kp->entry.peer;
+	size_t ilen;
+
+	rx_reset(rx);
+	if (exclusive) {
+		/* The lock was dropped since open: the session may have been freed. */
+		if (data_keypair(id, pkt) != kp)
+			return drop(rx, &id->stats.rx_unknown_index, -ENOENT);
+	} else if (kp == peer->keypairs.next) {
+		return -EWOULDBLOCK;
+	}
 	/* Only an authentic packet may move the replay window. */
 	if (!wg_counter_validate(&kp->replay, wg_le64(&m->counter)))
 		return drop(rx, &id->stats.rx_replay, -EALREADY);
@@ -227,12 +267,12 @@ static int receive_data(struct wg_identity *id, uint8_t *pkt, size_t len, uint64
 	keep_key_fresh_receive(peer, now);
 	wg_timers_any_authenticated_packet_received(&peer->timers, now);
 	wg_timers_any_authenticated_packet_traversal(&peer->timers, now);
-	if (plen == 0) {
+	if (o->plen == 0) {
 		rx->action = WG_RX_NONE; /* keepalive */
 		return 0;
 	}
 	wg_timers_data_received(&peer->timers, now);
-	ilen = inner_len(pkt + WG_MSG_DATA_HEADER_LEN, (size_t)plen);
+	ilen = inner_len(pkt + WG_MSG_DATA_HEADER_LEN, (size_t)o->plen);
 	if (!ilen)
 		return drop(rx, &id->stats.rx_bad_inner, -EPROTO);
 	/* Cryptokey routing: the sender must own the inner source address. */
@@ -245,16 +285,22 @@ static int receive_data(struct wg_identity *id, uint8_t *pkt, size_t len, uint64
 	return 0;
 }
 
+static int receive_data(struct wg_identity *id, uint8_t *pkt, size_t len, uint64_t now,
+                        struct wg_rx *rx)
+{
+	struct wg_rx_open o;
+	int ret = wg_receive_data_open(id, pkt, len, now, &o, rx);
+
+	/* Single-threaded caller: it holds everything, so finish in one go. */
+	return ret ? ret : wg_receive_data_finish(id, pkt, len, &o, true, now, rx);
+}
+
 int wg_receive(struct wg_identity *id, uint8_t *pkt, size_t len, const struct sockaddr *src,
                uint64_t now, struct wg_rx *rx)
 {
 	enum wg_message_type type = wg_message_type(pkt, len);
 
-	rx->action = WG_RX_DROP;
-	rx->err = 0;
-	rx->peer = NULL;
-	rx->data = NULL;
-	rx->len = 0;
+	rx_reset(rx);
 	switch (type) {
 	case WG_MSG_HANDSHAKE_INITIATION:
 	case WG_MSG_HANDSHAKE_RESPONSE:
