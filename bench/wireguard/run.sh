@@ -12,6 +12,7 @@
 #   WG_BENCH_PERF=DIR   record `perf record -g` of both spliced processes during round 1
 #                       (DIR/spliced-fwd.data, DIR/spliced-R.data)
 #   WG_BENCH_ARGS=...   extra arguments for `spliced wg up` (e.g. "--workers 1")
+#   WG_BENCH_BASE_BIN=  another spliced binary measured alongside as "spliced-base"
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 SECS=${1:-10}
@@ -85,8 +86,11 @@ for (label, d), rs in rows.items():
           f"[{min(col(2)):.1f}-{max(col(2)):.1f}] | {max(col(3)):.1f} |")
 for d in ("fwd", "-R"):
     s, g = med.get(("spliced", d)), med.get(("wireguard-go", d))
+    b = med.get(("spliced-base", d))
     if s and g:
         print(f"# {d}: spliced / wireguard-go = {s / g:.2f}x (medians)")
+    if s and b:
+        print(f"# {d}: spliced / spliced-base = {s / b:.2f}x (medians)")
 PY
 }
 
@@ -111,24 +115,30 @@ printf '| bare veth | fwd | %.2f | - | - | - |\n| bare veth | -R | %.2f | - | - 
 
 wg_keypair K1
 wg_keypair K2
-SPL_UP=0 WGGO_UP=0
-# --- spliced ---
-if has_impl spliced; then
-	printf '[Interface]\nPrivateKey = %s\nListenPort = 51801\nAddress = 10.88.0.1/24\n[Peer]\nPublicKey = %s\nAllowedIPs = 10.88.0.2/32\nEndpoint = 192.168.250.2:51802\n' \
-		"$K1_PRIV" "$K2_PUB" >"$T_TMP/c.conf"
-	printf '[Interface]\nPrivateKey = %s\nListenPort = 51802\nAddress = 10.88.0.2/24\n[Peer]\nPublicKey = %s\nAllowedIPs = 10.88.0.1/32\n' \
-		"$K2_PRIV" "$K1_PUB" >"$T_TMP/s.conf"
-	N1="bwc$$"
-	N2="bws$$"
+WGGO_UP=0
+# spliced_pair VAR BIN NET PORT: a spliced device in each namespace (10.NET.0.1 and .2), VAR_UP=1
+spliced_pair() {
+	local var=$1 bin=$2 net=$3 port=$4 SPLICED_BIN=$2
+	printf '[Interface]\nPrivateKey = %s\nListenPort = %s\nAddress = 10.%s.0.1/24\n[Peer]\nPublicKey = %s\nAllowedIPs = 10.%s.0.2/32\nEndpoint = 192.168.250.2:%s\n' \
+		"$K1_PRIV" "$port" "$net" "$K2_PUB" "$net" $((port + 1)) >"$T_TMP/$var-c.conf"
+	printf '[Interface]\nPrivateKey = %s\nListenPort = %s\nAddress = 10.%s.0.2/24\n[Peer]\nPublicKey = %s\nAllowedIPs = 10.%s.0.1/32\n' \
+		"$K2_PRIV" $((port + 1)) "$net" "$K1_PUB" "$net" >"$T_TMP/$var-s.conf"
 	# shellcheck disable=SC2086 # WG_BENCH_ARGS is a list of arguments
-	if start_swg B1 "$CLI" "$T_TMP/c.conf" "$N1" ${WG_BENCH_ARGS:-} &&
-		start_swg B2 "$SRV" "$T_TMP/s.conf" "$N2" ${WG_BENCH_ARGS:-}; then
-		ip netns exec "$CLI" ping -c 2 -w 10 10.88.0.2 >/dev/null
-		SPL_UP=1
+	if start_swg "${var}1" "$CLI" "$T_TMP/$var-c.conf" "${var,,}c$$" ${WG_BENCH_ARGS:-} &&
+		start_swg "${var}2" "$SRV" "$T_TMP/$var-s.conf" "${var,,}s$$" ${WG_BENCH_ARGS:-}; then
+		ip netns exec "$CLI" ping -c 2 -w 10 "10.$net.0.2" >/dev/null
+		printf -v "${var}_UP" 1
 	else
-		echo "| spliced | - | failed to start | | | |"
+		echo "| $bin | - | failed to start | | | |"
 	fi
-fi
+}
+
+SB_UP=0
+# --- spliced ---
+has_impl spliced && spliced_pair B "$SPLICED_BIN" 88 51801
+# --- an older spliced binary to compare against (WG_BENCH_BASE_BIN) ---
+[ -n "${WG_BENCH_BASE_BIN:-}" ] && spliced_pair SB "$WG_BENCH_BASE_BIN" 87 51821
+SPL_UP=${B_UP:-0}
 
 # --- wireguard-go ---
 if has_impl wireguard-go; then
@@ -156,10 +166,12 @@ for round in $(seq "$ROUNDS"); do
 		perf_out=
 		[ -n "$PERF_DIR" ] && [ "$round" = 1 ] && perf_out=$PERF_DIR/spliced-${dir#-}.data
 		[ "$SPL_UP" = 1 ] && measure spliced "$B1_PID" "$B2_PID" 10.88.0.2 "$dir" "$perf_out"
+		[ "$SB_UP" = 1 ] && measure spliced-base "$SB1_PID" "$SB2_PID" 10.87.0.2 "$dir"
 		[ "$WGGO_UP" = 1 ] && measure "$WGGO_LABEL" "$W1_PID" "$W2_PID" 10.89.0.2 "$dir"
 	done
 done
 [ "$SPL_UP" = 1 ] && { stop_spliced "$B1_PID" >/dev/null; stop_spliced "$B2_PID" >/dev/null; }
+[ "$SB_UP" = 1 ] && { stop_spliced "$SB1_PID" >/dev/null; stop_spliced "$SB2_PID" >/dev/null; }
 if [ "$ROUNDS" -gt 1 ]; then
 	echo
 	summary

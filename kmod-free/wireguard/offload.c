@@ -145,10 +145,11 @@ int offload_segment(const uint8_t *in, size_t inlen, uint8_t *slots, size_t slot
 	    (h.gso_type & ~VIRTIO_NET_HDR_GSO_ECN) != VIRTIO_NET_HDR_GSO_TCPV6)
 		return -EINVAL;
 	v6 = (h.gso_type & ~VIRTIO_NET_HDR_GSO_ECN) == VIRTIO_NET_HDR_GSO_TCPV6;
-	if (len < IPV6_HDR + TCP_MIN_HDR)
+	/* The smallest IPv4 segment; each family's own minimum is checked below. */
+	if (len < IPV4_MIN_HDR + TCP_MIN_HDR)
 		return -EINVAL;
 	if (v6) {
-		if ((ip[0] >> 4) != 6 || ip[6] != IPPROTO_TCP)
+		if (len < IPV6_HDR || (ip[0] >> 4) != 6 || ip[6] != IPPROTO_TCP)
 			return -EINVAL; /* extension headers: not produced by the kernel's TSO here */
 		iphl = IPV6_HDR;
 	} else {

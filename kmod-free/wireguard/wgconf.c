@@ -199,6 +199,8 @@ bool wgconf_key_is_zero(const uint8_t key[WGCONF_KEY_LEN])
 
 /* ---- endpoints ---- */
 
+bool wgconf_numeric_hosts_only;
+
 int wgconf_endpoint_parse(const char *s, union wgconf_sockaddr *out)
 {
 	char buf[512];
@@ -235,6 +237,8 @@ int wgconf_endpoint_parse(const char *s, union wgconf_sockaddr *out)
 			return -EINVAL;
 	if (atol(port) > 65535 || atol(port) == 0)
 		return -EINVAL;
+	if (wgconf_numeric_hosts_only)
+		hints.ai_flags |= AI_NUMERICHOST;
 	ret = getaddrinfo(host, port, &hints, &res);
 	if (ret != 0)
 		return ret == EAI_SYSTEM ? -errno : -EHOSTUNREACH;

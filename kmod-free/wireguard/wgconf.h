@@ -83,6 +83,11 @@ int wgconf_name_from_path(const char *path, char name[16]);
 
 /* Parses "host:port", "[v6]:port"; host may be a name (resolved now). */
 int wgconf_endpoint_parse(const char *s, union wgconf_sockaddr *out);
+/*
+ * Set by fuzz targets: endpoint hosts must be numeric addresses (a name is
+ * -EHOSTUNREACH), so arbitrary input never sends a DNS query.
+ */
+extern bool wgconf_numeric_hosts_only;
 /* Formats an endpoint as "a.b.c.d:port" or "[v6]:port". */
 void wgconf_endpoint_format(const union wgconf_sockaddr *ep, char *out, size_t len);
 
