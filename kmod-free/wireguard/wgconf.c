@@ -161,7 +161,7 @@ int wgconf_key_from_hex(uint8_t key[WGCONF_KEY_LEN], const char *s)
 		    lo = hex_value((unsigned char)s[2 * i + 1]);
 
 		bad |= hi | lo;
-		out[i] = (uint8_t)((hi << 4) | (lo & 15));
+		out[i] = (uint8_t)(((unsigned int)hi << 4) | ((unsigned int)lo & 15));
 	}
 	if (bad < 0) {
 		explicit_bzero(out, sizeof(out));

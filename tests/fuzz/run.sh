@@ -17,9 +17,18 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 here="$top/tests/fuzz"
 out=${FUZZ_BUILD:-$top/build-fuzz}
 secs=${FUZZ_SECONDS:-20}
-all=(socks5_server socks5_client http_connect base64)
+all=(socks5_server socks5_client http_connect base64 wg_receive wg_conf wg_uapi)
 [ $# -gt 0 ] && all=("$@")
 proto_src=("$top/proto/proto.c" "$top/proto/socks5.c" "$top/proto/http_connect.c" "$top/proto/base64.c")
+# The WireGuard targets (fuzz_wg_*) also compile kmod-free/wireguard and tun/netlink.c, and link
+# the bundled wolfSSL (scripts/build-wolfssl, cached) or else the system one, and libmnl.
+wg_src=("$top"/kmod-free/wireguard/{allowedips,cookie,counter,crypto,index,noise,peer,ratelimiter,receive,timers,wgconf,uapi}.c "$top/tun/netlink.c")
+if wolf_prefix=$("$top/scripts/build-wolfssl" --quiet 2>/dev/null) && [ -n "$wolf_prefix" ]; then
+	wg_flags=(-I"$wolf_prefix/include" "$wolf_prefix/lib/libwolfssl.a" -lmnl -lm -lpthread)
+else
+	read -ra wg_flags <<<"$(pkg-config --cflags --libs wolfssl 2>/dev/null) -lmnl -lm -lpthread"
+fi
+wg_flags+=(-I"$top/kmod-free/wireguard" -I"$top/tun")
 cflags=(-g -O1 -fno-omit-frame-pointer -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror
 	-I"$top/proto" -I"$here" -fsanitize=address,undefined -fno-sanitize-recover=undefined)
 
@@ -60,6 +69,15 @@ make_seeds() {
 	seed rfc7617 base64 '\xffQWxhZGRpbjpvcGVuIHNlc2FtZQ=='
 	seed pad1 base64 '\x03Zm9vYmE='
 	seed pad2 base64 '\x10Zg=='
+	# wg_receive: [flags][op len16 bytes]...; an IPv4/UDP packet 10.0.0.1 -> 10.0.0.2 sealed by the peer
+	local ip4='\x45\x00\x00\x1c\x00\x00\x00\x00\x40\x11\x00\x00\x0a\x00\x00\x01\x0a\x00\x00\x02\x00\x01\x00\x02\x00\x08\x00\x00'
+	seed sealed wg_receive "\\x01\\x01\\x00\\x1c$ip4\\x21\\x00\\x1c$ip4\\x03\\x00\\x02\\x01\\x00\\x01\\x00\\x1c$ip4"
+	seed flipped wg_receive "\\x03\\x11\\x00\\x1c$ip4\\x02\\x00\\x00\\x12\\x00\\x04\\x01\\x00\\x00\\x00"
+	seed raw wg_receive '\x04\x00\x00\x20\x04\x00\x00\x00\x01\x02\x03\x04\x00\x00\x00\x00\x00\x00\x00\x00AAAAAAAAAAAAAAAA\x02\x00\x00'
+	seed full wg_conf '[Interface]\nPrivateKey = YFBQhzqFx5FMIqSNqH3DW7nYFxpCGB0qXa4ePaOX5kM=\nListenPort = 51820\nAddress = 10.0.0.1/24, fd00::1/64\nMTU = 1380\nTable = off\nFwMark = 0x20\n\n[Peer]\nPublicKey = 6EtabScXwQA6E7QxVwNT26ypFGzxUMX4V1aA/rpSAno=\nPresharedKey = YFBQhzqFx5FMIqSNqH3DW7nYFxpCGB0qXa4ePaOX5kM=\nAllowedIPs = 10.0.0.2/32, ::/0\nEndpoint = [::1]:51821\nPersistentKeepalive = 25\n\n[Spliced]\nName = wg9\nWorkers = 2\nOffload = no\n'
+	local k='e84b5a6d2717c1003a13b431570353dbaca9146cf150c5f8575680feba52027a'
+	seed set wg_uapi "\\x00private_key=$k\\nlisten_port=51820\\nfwmark=0\\nreplace_peers=true\\npublic_key=$k\\nprotocol_version=1\\npreshared_key=$k\\nendpoint=127.0.0.1:1\\npersistent_keepalive_interval=25\\nreplace_allowed_ips=true\\nallowed_ip=10.0.0.0/8\\nallowed_ip=fd00::/8\\npublic_key=$k\\nremove=true\\n"
+	seed serve wg_uapi "\\x01get=1\\n\\nset=1\\nlisten_port=1\\npublic_key=$k\\nupdate_only=true\\nendpoint=[::1]:2\\n\\nget=1\\n\\n"
 }
 make_seeds
 
@@ -77,6 +95,7 @@ for t in "${all[@]}"; do
 	else
 		build=(clang "${cflags[@]}" "$src" "$here/standalone.c" "${proto_src[@]}" -o "$bin")
 	fi
+	[[ $t == wg_* ]] && build+=("${wg_src[@]}" "${wg_flags[@]}")
 	if ! "${build[@]}" >"$log" 2>&1; then
 		echo "FAIL: fuzz/$t (build)"; sed 's/^/    /' "$log" | head -n 20; rc_all=1; continue
 	fi
