@@ -9,6 +9,7 @@
 #include <wolfssl/wolfcrypt/chacha20_poly1305.h>
 #include <wolfssl/wolfcrypt/curve25519.h>
 
+#include "chacha.h"
 #include "crypto.h"
 
 enum {
@@ -191,6 +192,11 @@ void wg_aead_seal(uint8_t *dst, const uint8_t *src, size_t len, const void *ad, 
 {
 	uint8_t iv[CHACHA20_POLY1305_AEAD_IV_SIZE];
 
+	/* The vector ChaCha20 where the CPU has it (see chacha.h for why). */
+	if (wg_chacha_fast()) {
+		wg_chacha20poly1305_seal(dst, src, len, ad, adlen, nonce, key);
+		return;
+	}
 	nonce96(iv, nonce);
 	wc_ChaCha20Poly1305_Encrypt(key, iv, ad ? ad : empty_buf, (word32)adlen,
 	                            len ? src : empty_buf, (word32)len, len ? dst : empty_buf,
@@ -203,6 +209,8 @@ bool wg_aead_open(uint8_t *dst, const uint8_t *src, size_t len, const void *ad, 
 	uint8_t iv[CHACHA20_POLY1305_AEAD_IV_SIZE], tag[WG_AEAD_TAG_LEN];
 	size_t plen;
 
+	if (wg_chacha_fast())
+		return wg_chacha20poly1305_open(dst, src, len, ad, adlen, nonce, key);
 	if (len < WG_AEAD_TAG_LEN)
 		return false;
 	plen = len - WG_AEAD_TAG_LEN;
