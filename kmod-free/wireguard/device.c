@@ -75,7 +75,8 @@ struct worker {
 	bool started;
 	unsigned int index;
 	int tun_fd;
-	int udp4, udp6;
+	int udp4, udp6; /* numbers fixed for the device's life: a rebind dup3()s new sockets in */
+	int wake_fd;    /* eventfd: the control thread asks the worker to poll its sockets anew */
 	/* TX: slots hold header + packet + padding + tag, packets read from the TUN */
 	size_t slot_size;
 	uint8_t *slots;
@@ -654,10 +655,11 @@ static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 	struct wg_device *d = w->dev;
-	struct pollfd pfd[4] = {{.fd = w->tun_fd, .events = POLLIN},
+	struct pollfd pfd[5] = {{.fd = w->tun_fd, .events = POLLIN},
 	                        {.fd = w->udp4, .events = POLLIN},
 	                        {.fd = w->udp6, .events = POLLIN},
-	                        {.fd = d->stop_fd, .events = POLLIN}};
+	                        {.fd = d->stop_fd, .events = POLLIN},
+	                        {.fd = w->wake_fd, .events = POLLIN}};
 
 	while (!atomic_load(&d->stopping)) {
 		int busy = 0, r;
@@ -685,8 +687,15 @@ static void *worker_main(void *arg)
 		}
 		if (busy)
 			continue;
-		if (poll(pfd, 4, -1) < 0 && errno != EINTR)
+		if (poll(pfd, 5, -1) < 0 && errno != EINTR)
 			break;
+		if (pfd[4].revents & POLLIN) {
+			uint64_t x;
+
+			/* The sockets were replaced: the next poll() waits on the new ones. */
+			if (read(w->wake_fd, &x, sizeof(x)) < 0)
+				continue;
+		}
 	}
 	return NULL;
 }
@@ -715,13 +724,67 @@ static void remove_peer(struct wg_device *d, struct dev_peer *p)
 	free(p);
 }
 
+static int udp_socket(int family, uint16_t *port, uint32_t fwmark, bool gro);
+
+/*
+ * `wg set listen-port`: binds a full new set of sockets (one per worker and
+ * family, SO_REUSEPORT, port 0 = pick one) and only when all of them bound
+ * swaps them in with dup3() onto the old descriptor numbers, so a worker
+ * never sees a closed or reused number; a call already running on the old
+ * socket finishes there. Then each worker is woken to poll the new ones.
+ * On failure nothing changed. Device lock exclusive.
+ */
+static int rebind(struct wg_device *d, uint16_t want, uint32_t fwmark)
+{
+	int fresh[2 * TUN_MAX_QUEUES];
+	uint16_t port = want;
+	unsigned int n = 0;
+	int ret = 0;
+
+	for (unsigned int i = 0; i < d->nworkers && ret == 0; i++) {
+		const struct worker *w = &d->workers[i];
+
+		fresh[n] = udp_socket(AF_INET, &port, fwmark, d->gro);
+		ret = fresh[n] < 0 ? fresh[n] : 0;
+		n++;
+		if (ret == 0 && w->udp6 >= 0) {
+			fresh[n] = udp_socket(AF_INET6, &port, fwmark, d->gro);
+			ret = fresh[n] < 0 ? fresh[n] : 0;
+			n++;
+		}
+	}
+	if (ret == 0) {
+		n = 0;
+		for (unsigned int i = 0; i < d->nworkers; i++) {
+			struct worker *w = &d->workers[i];
+			uint64_t one = 1;
+
+			if (dup3(fresh[n++], w->udp4, O_CLOEXEC) < 0)
+				ret = -errno;
+			if (w->udp6 >= 0 && dup3(fresh[n++], w->udp6, O_CLOEXEC) < 0)
+				ret = -errno;
+			if (write(w->wake_fd, &one, sizeof(one)) < 0)
+				ret = ret ? ret : -errno;
+		}
+		d->port = port;
+	}
+	for (unsigned int i = 0; i < n; i++)
+		if (fresh[i] >= 0)
+			close(fresh[i]);
+	return ret;
+}
+
 /* Applies a set=1 request (also used for the config file). Device lock exclusive. */
 static int apply_set(struct wg_device *d, const struct wg_uapi_set *s)
 {
 	int ret;
 
-	if (s->has_listen_port && s->listen_port != d->port && s->listen_port != 0)
-		return -EOPNOTSUPP; /* rebinding live sockets is not supported yet */
+	/* First, so that a port already in use fails the request before anything changed. */
+	if (s->has_listen_port && s->listen_port != d->port) {
+		ret = rebind(d, s->listen_port, s->has_fwmark ? s->fwmark : d->fwmark);
+		if (ret < 0)
+			return ret;
+	}
 	if (s->has_private_key) {
 		ret = wg_identity_set_private_key(&d->id, s->private_key);
 		if (ret < 0)
@@ -1021,6 +1084,7 @@ int wg_device_create(struct wg_device **out, const struct wgconf *conf,
 		d->tun.fds[i] = -1;
 	for (unsigned int i = 0; i < nw; i++) {
 		d->workers[i].udp4 = d->workers[i].udp6 = d->workers[i].tun_fd = -1;
+		d->workers[i].wake_fd = -1;
 		d->workers[i].dev = d;
 		d->workers[i].index = i;
 	}
@@ -1074,6 +1138,11 @@ int wg_device_create(struct wg_device **out, const struct wgconf *conf,
 			goto fail;
 		}
 		w->udp6 = udp_socket(AF_INET6, &d->port, d->fwmark, d->gro);
+		w->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (w->wake_fd < 0) {
+			ret = -errno;
+			goto fail;
+		}
 		w->slot_size =
 		        (WG_MSG_DATA_HEADER_LEN + d->mtu + WG_MSG_PADDING + WG_AEAD_TAG_LEN + 63) &
 		        ~(size_t)63;
@@ -1284,6 +1353,8 @@ void wg_device_destroy(struct wg_device *d)
 			close(w->udp4);
 		if (w->udp6 >= 0)
 			close(w->udp6);
+		if (w->wake_fd >= 0)
+			close(w->wake_fd);
 		free(w->slots);
 		free(w->rx_bufs);
 		free(w->tso_buf);

@@ -104,6 +104,28 @@ expect_eq uapi/wg-set-keepalive "$(ip netns exec "$A" wg show "$NA" persistent-k
 if ip netns exec "$A" wg show "$NA" allowed-ips | grep -q "10.99.0.0/16"; then pass uapi/wg-set-allowed-ips; else fail uapi/wg-set-allowed-ips; fi
 check uapi/wg-set-same-listen-port ip netns exec "$A" wg set "$NA" listen-port 51820
 
+# listen-port rebinding: B moves to another port; its next authenticated packet tells A (roaming)
+if ip netns exec "$B" wg set "$NB" listen-port 51831; then
+	expect_eq uapi/wg-set-listen-port "$(ip netns exec "$B" wg show "$NB" listen-port)" 51831
+	if ip netns exec "$B" ss -Huan "( sport = :51821 )" | grep -q .; then fail uapi/rebind-old-port-released "$(ip netns exec "$B" ss -Huan)"; else pass uapi/rebind-old-port-released; fi
+	check uapi/rebind-ping-b-to-a ip netns exec "$B" ping -c 3 -i 0.2 -W 2 10.77.0.1
+	check uapi/rebind-ping-a-to-b ip netns exec "$A" ping -c 2 -i 0.2 -W 2 10.77.0.2
+	if ip netns exec "$A" wg show "$NA" endpoints | grep -q "192.168.241.2:51831"; then pass uapi/rebind-endpoint-followed; else fail uapi/rebind-endpoint-followed "$(ip netns exec "$A" wg show "$NA" endpoints)"; fi
+else
+	fail uapi/wg-set-listen-port "wg set listen-port 51831 failed"
+fi
+# a port somebody else holds is refused and nothing changes
+ip netns exec "$B" python3 -c 'import socket,time; s=socket.socket(socket.AF_INET,socket.SOCK_DGRAM); s.bind(("0.0.0.0",51841)); open("'"$T_TMP"'/held","w").write("1"); time.sleep(20)' &
+holder=$!
+on_cleanup_pid "$holder"
+wait_file "$T_TMP/held" 5
+if ip netns exec "$B" wg set "$NB" listen-port 51841 2>/dev/null; then fail uapi/rebind-port-in-use-refused; else pass uapi/rebind-port-in-use-refused; fi
+kill "$holder" 2>/dev/null
+# back to the configured port, and A follows again
+ip netns exec "$B" wg set "$NB" listen-port 51821
+check uapi/rebind-back ip netns exec "$B" ping -c 2 -i 0.2 -W 2 10.77.0.1
+expect_eq uapi/rebind-back-port "$(ip netns exec "$B" wg show "$NB" listen-port)" 51821
+
 # byte-exact transfers both ways, over v4 and v6
 head -c 32M /dev/urandom >"$T_TMP/blob"
 wg_transfer xfer/b-to-a-v4 "$B" "$A" 10.77.0.1 5001 "$T_TMP/blob"
