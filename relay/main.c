@@ -20,7 +20,6 @@
 #include "wg_main.h"
 #include "worker.h"
 
-
 enum exit_code { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_CONFIG = 2 };
 
 static const char usage_text[] =

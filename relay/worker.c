@@ -169,6 +169,7 @@ static void arm_accept(struct worker *w, unsigned i)
 	io_uring_prep_multishot_accept(sqe, w->listen_fd[i], NULL, NULL,
 	                               SOCK_NONBLOCK | SOCK_CLOEXEC);
 	io_uring_sqe_set_data64(sqe, loop_tag(OP_ACCEPT, i, 0));
+	w->n_accept_ops++;
 }
 
 static void arm_event(struct worker *w)
@@ -202,7 +203,10 @@ static void on_accept(struct worker *w, unsigned i, int res, unsigned flags)
 		else
 			log_debug_rl("accept: %s", strerror(-res));
 	}
-	if (flags & IORING_CQE_F_MORE || w->listen_fd[i] < 0 || w->draining)
+	if (flags & IORING_CQE_F_MORE)
+		return;
+	w->n_accept_ops--;
+	if (w->listen_fd[i] < 0 || w->draining)
 		return;
 	if (res == -EMFILE || res == -ENFILE || res == -ENOBUFS || res == -ENOMEM) {
 		/* Let connections close and free descriptors before trying again. */
@@ -210,6 +214,7 @@ static void on_accept(struct worker *w, unsigned i, int res, unsigned flags)
 		struct io_uring_sqe *sqe = worker_sqe(w);
 		io_uring_prep_timeout(sqe, &retry, 0, 0);
 		io_uring_sqe_set_data64(sqe, loop_tag(OP_ACCEPT_RETRY, i, 0));
+		w->n_accept_ops++;
 		return;
 	}
 	arm_accept(w, i);
@@ -289,14 +294,18 @@ static void dispatch(struct worker *w, struct io_uring_cqe *cqe)
 		on_accept(w, slot, cqe->res, cqe->flags);
 		return;
 	case OP_ACCEPT_RETRY:
+		w->n_accept_ops--;
 		if (w->listen_fd[slot] >= 0 && !w->draining)
 			arm_accept(w, slot);
 		return;
 	case OP_EVENT:
 		on_event(w);
 		return;
-	case OP_NONE:
 	case OP_CANCEL:
+		if (cqe->res < 0 && cqe->res != -ENOENT && cqe->res != -EALREADY)
+			log_debug("worker %d: cancel: %s", w->id, strerror(-cqe->res));
+		return;
+	case OP_NONE:
 	case OP_LINK_TIMEOUT:
 		return;
 	case OP_HS_POLL:
@@ -395,7 +404,12 @@ static void *worker_main(void *arg)
 	for (size_t i = 0; i < w->cfg->n_inbounds; i++)
 		arm_accept(w, (unsigned)i);
 	arm_event(w);
-	while (!(w->draining && w->n_conns == 0)) {
+	/*
+	 * Leave only once the cancelled accepts have completed: with
+	 * DEFER_TASKRUN their completion runs in this thread, and until it does
+	 * the request keeps the listening socket alive, still queueing SYNs.
+	 */
+	while (!(w->draining && w->n_conns == 0 && w->n_accept_ops == 0)) {
 		struct __kernel_timespec ts;
 		uint64_t wait_ms = w->draining ? 100 : MAX_WAIT_MS;
 		if (!list_empty(&w->hs_queue)) {

@@ -69,6 +69,7 @@ struct worker {
 	uint32_t *free_slots;
 	uint32_t n_free;
 	unsigned n_conns;
+	unsigned n_accept_ops; /* accepts and accept-retry timeouts in flight */
 
 	struct list_node hs_queue;   /* ordered by deadline (handshake-timeout) */
 	struct list_node idle_queue; /* ordered by last activity (idle-timeout) */
