@@ -190,20 +190,22 @@ static void log_stats(const struct server *srv)
 		t.resets += s->resets;
 		t.no_pipe += s->no_pipe;
 		t.completed += s->completed;
+		t.copy_fallbacks += srv->workers[i].pipes.copy_fallbacks;
 		t.bytes[0] += s->bytes[0];
 		t.bytes[1] += s->bytes[1];
 	}
 	log_info(
 	        "stats: accepted %llu, refused (limit) %llu, bad handshakes %llu, auth failures "
 	        "%llu, handshake timeouts %llu, idle timeouts %llu, connect failures %llu, blocked "
-	        "%llu, resets %llu, no pipe %llu, completed %llu, bytes up %llu down %llu",
+	        "%llu, resets %llu, no pipe %llu, copy fallbacks %llu, completed %llu, bytes up %llu "
+	        "down %llu",
 	        (unsigned long long)t.accepted, (unsigned long long)t.refused_limit,
 	        (unsigned long long)t.hs_bad, (unsigned long long)t.auth_failed,
 	        (unsigned long long)t.hs_timeouts, (unsigned long long)t.idle_timeouts,
 	        (unsigned long long)t.connect_failed, (unsigned long long)t.blocked,
 	        (unsigned long long)t.resets, (unsigned long long)t.no_pipe,
-	        (unsigned long long)t.completed, (unsigned long long)t.bytes[0],
-	        (unsigned long long)t.bytes[1]);
+	        (unsigned long long)t.copy_fallbacks, (unsigned long long)t.completed,
+	        (unsigned long long)t.bytes[0], (unsigned long long)t.bytes[1]);
 }
 
 static int start_workers(struct server *srv)

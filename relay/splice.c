@@ -23,6 +23,14 @@
  */
 enum { PUMP_BUDGET = 4 << 20 };
 
+/*
+ * Out of descriptors (EMFILE/ENFILE) or pipe memory, a direction copies
+ * through a small user-space buffer instead of dropping a connection the
+ * client was already told is up; it tries for a pipe again once the buffer
+ * is empty. 16 KiB: a few TCP segments per syscall at a bounded cost.
+ */
+enum { COPY_BUF = 16 << 10 };
+
 int pipe_pool_init(struct pipe_pool *pp, unsigned max_free, unsigned pipe_size)
 {
 	pp->free = calloc(max_free ? max_free : 1, sizeof(*pp->free));
@@ -93,6 +101,8 @@ void pipe_pool_put(struct pipe_pool *pp, int p[2], bool empty)
 void splice_dir_init(struct splice_dir *d)
 {
 	d->pipe[0] = d->pipe[1] = -1;
+	d->buf = NULL;
+	d->buf_off = 0;
 	d->in_pipe = 0;
 	d->eof = false;
 	d->done = false;
@@ -103,6 +113,8 @@ void splice_dir_release(struct pipe_pool *pp, struct splice_dir *d)
 {
 	if (d->pipe[0] >= 0)
 		pipe_pool_put(pp, d->pipe, d->in_pipe == 0);
+	free(d->buf);
+	d->buf = NULL;
 	d->in_pipe = 0;
 }
 
@@ -111,14 +123,76 @@ static unsigned capacity(const struct pipe_pool *pp)
 	return pp->pipe_size ? pp->pipe_size : 65536;
 }
 
+/* EOF seen and everything forwarded: pass the half-close on. */
+static enum splice_next finish(struct splice_dir *d, int dst, int *err)
+{
+	/* ENOTCONN: the peer is already gone; the other direction will notice. */
+	if (shutdown(dst, SHUT_WR) < 0 && errno != ENOTCONN) {
+		*err = -errno;
+		return SPLICE_ERROR;
+	}
+	d->done = true;
+	return SPLICE_DONE;
+}
+
+static enum splice_next copy_pump(struct splice_dir *d, int src, int dst, int *err)
+{
+	size_t moved = 0;
+	ssize_t n;
+
+	for (;;) {
+		if (d->in_pipe == 0 && !d->eof) {
+			n = recv(src, d->buf, COPY_BUF, MSG_DONTWAIT);
+			if (n > 0) {
+				d->in_pipe = (uint32_t)n;
+				d->buf_off = 0;
+			} else if (n == 0) {
+				d->eof = true;
+			} else if (errno == EAGAIN || errno == EINTR) {
+				break;
+			} else {
+				*err = -errno;
+				return SPLICE_ERROR;
+			}
+		}
+		if (d->in_pipe == 0)
+			break;
+		n = send(dst, d->buf + d->buf_off, d->in_pipe, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return SPLICE_WAIT_DST;
+		if (n < 0) {
+			*err = -errno;
+			return SPLICE_ERROR;
+		}
+		d->buf_off += (uint32_t)n;
+		d->in_pipe -= (uint32_t)n;
+		d->bytes += (uint64_t)n;
+		moved += (size_t)n;
+		if (moved >= PUMP_BUDGET)
+			return d->in_pipe ? SPLICE_WAIT_DST : SPLICE_WAIT_SRC;
+	}
+	free(d->buf);
+	d->buf = NULL;
+	return d->eof ? finish(d, dst, err) : SPLICE_WAIT_SRC;
+}
+
 enum splice_next splice_pump(struct pipe_pool *pp, struct splice_dir *d, int src, int dst, int *err)
 {
 	const unsigned flags = SPLICE_F_MOVE | SPLICE_F_NONBLOCK;
 	size_t moved = 0;
 	ssize_t n;
 
+	if (d->buf)
+		return copy_pump(d, src, dst, err);
 	if (d->pipe[0] < 0) {
 		int ret = pipe_pool_get(pp, d->pipe);
+		if (ret == -EMFILE || ret == -ENFILE || ret == -ENOMEM) {
+			d->buf = malloc(COPY_BUF);
+			if (d->buf) {
+				pp->copy_fallbacks++;
+				return copy_pump(d, src, dst, err);
+			}
+		}
 		if (ret < 0) {
 			*err = ret;
 			return SPLICE_ERROR;
@@ -163,14 +237,6 @@ enum splice_next splice_pump(struct pipe_pool *pp, struct splice_dir *d, int src
 		return SPLICE_WAIT_DST;
 	/* Empty pipe: give it back so an idle direction holds nothing. */
 	pipe_pool_put(pp, d->pipe, true);
-	if (d->eof) {
-		/* Half-close: the other side keeps flowing. ENOTCONN: peer already gone. */
-		if (shutdown(dst, SHUT_WR) < 0 && errno != ENOTCONN) {
-			*err = -errno;
-			return SPLICE_ERROR;
-		}
-		d->done = true;
-		return SPLICE_DONE;
-	}
-	return SPLICE_WAIT_SRC;
+	/* Half-close: the other direction keeps flowing. */
+	return d->eof ? finish(d, dst, err) : SPLICE_WAIT_SRC;
 }

@@ -19,6 +19,7 @@ struct pipe_pool {
 	unsigned pipe_size; /* capacity actually granted by F_SETPIPE_SZ */
 	unsigned long in_use;
 	unsigned long created;
+	unsigned long copy_fallbacks; /* times a direction copied because no pipe could be had */
 };
 
 int pipe_pool_init(struct pipe_pool *pp, unsigned max_free, unsigned pipe_size);
@@ -31,7 +32,9 @@ void pipe_pool_put(struct pipe_pool *pp, int p[2], bool empty);
 /* State of one relay direction: src socket → pipe → dst socket. */
 struct splice_dir {
 	int pipe[2];      /* -1 when no pipe is held */
-	uint32_t in_pipe; /* bytes in the pipe; the kernel cannot tell us (EAGAIN is ambiguous) */
+	uint32_t in_pipe; /* bytes in the pipe (or copy buffer); EAGAIN cannot tell us */
+	uint8_t *buf;     /* copy buffer, only while no pipe could be had (EMFILE) */
+	uint32_t buf_off; /* start of the unsent bytes in buf */
 	bool eof;         /* src returned EOF */
 	bool done;        /* EOF forwarded: dst write side shut down */
 	uint64_t bytes;   /* total moved to dst */

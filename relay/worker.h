@@ -27,10 +27,11 @@ struct worker_stats {
 	uint64_t idle_timeouts;
 	uint64_t connect_failed;
 	uint64_t blocked;
-	uint64_t resets;    /* relays ended by an error or reset */
-	uint64_t no_pipe;   /* relays ended because no pipe could be had */
-	uint64_t completed; /* relays ended by EOF both ways */
-	uint64_t bytes[2];  /* relayed: client → target, target → client */
+	uint64_t resets;         /* relays ended by an error or reset */
+	uint64_t no_pipe;        /* relays ended because no pipe could be had */
+	uint64_t completed;      /* relays ended by EOF both ways */
+	uint64_t copy_fallbacks; /* summed from the pipe pools for the exit report */
+	uint64_t bytes[2];       /* relayed: client → target, target → client */
 };
 
 /* Process-wide state shared (read-mostly) by all workers. */
