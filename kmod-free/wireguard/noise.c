@@ -418,27 +418,32 @@ size_t wg_data_padded_len(size_t len, size_t mtu)
 long wg_keypair_seal(const struct wg_keypair *kp, uint64_t counter, uint8_t *buf, size_t len,
                      size_t cap, size_t mtu)
 {
-	struct wg_msg_data *m = (struct wg_msg_data *)buf;
+	/*
+	 * Byte offsets, not struct members: inside a UDP GRO train a message
+	 * starts wherever the previous one ended (1452 bytes at MTU 1420 is not
+	 * a multiple of 8), so struct wg_msg_data may be misaligned.
+	 */
+	uint8_t *data = buf + WG_MSG_DATA_HEADER_LEN;
 	size_t padded = wg_data_padded_len(len, mtu);
 
 	if (cap < WG_MSG_DATA_HEADER_LEN + padded + WG_AEAD_TAG_LEN)
 		return -EMSGSIZE;
-	memset(m->encrypted_data + len, 0, padded - len);
-	wg_put_le32(&m->header.type, WG_MSG_DATA);
-	wg_put_le32(&m->receiver_index, kp->remote_index);
-	wg_put_le64(&m->counter, counter);
-	wg_aead_seal(m->encrypted_data, m->encrypted_data, padded, NULL, 0, counter, kp->send_key);
+	memset(data + len, 0, padded - len);
+	wg_put_le32(buf + offsetof(struct wg_msg_data, header.type), WG_MSG_DATA);
+	wg_put_le32(buf + offsetof(struct wg_msg_data, receiver_index), kp->remote_index);
+	wg_put_le64(buf + offsetof(struct wg_msg_data, counter), counter);
+	wg_aead_seal(data, data, padded, NULL, 0, counter, kp->send_key);
 	return (long)(WG_MSG_DATA_HEADER_LEN + padded + WG_AEAD_TAG_LEN);
 }
 
 long wg_keypair_open(const struct wg_keypair *kp, uint8_t *msg, size_t len)
 {
-	struct wg_msg_data *m = (struct wg_msg_data *)msg;
+	uint8_t *data = msg + WG_MSG_DATA_HEADER_LEN;
 
 	if (len < WG_MSG_DATA_MIN_LEN)
 		return -EINVAL;
-	if (!wg_aead_open(m->encrypted_data, m->encrypted_data, len - WG_MSG_DATA_HEADER_LEN, NULL,
-	                  0, wg_le64(&m->counter), kp->recv_key))
+	if (!wg_aead_open(data, data, len - WG_MSG_DATA_HEADER_LEN, NULL, 0,
+	                  wg_le64(msg + offsetof(struct wg_msg_data, counter)), kp->recv_key))
 		return -EBADMSG;
 	return (long)(len - WG_MSG_DATA_MIN_LEN);
 }

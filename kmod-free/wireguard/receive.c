@@ -203,10 +203,11 @@ static void rx_reset(struct wg_rx *rx)
 /* The session a data message names, or NULL. */
 static struct wg_keypair *data_keypair(struct wg_identity *id, const uint8_t *pkt)
 {
-	const struct wg_msg_data *m = (const void *)pkt;
 	struct wg_index_entry *e;
 
-	e = wg_index_lookup(&id->index, wg_le32(&m->receiver_index), WG_INDEX_KEYPAIR);
+	/* byte offsets: a message inside a GRO train may be misaligned for the struct */
+	e = wg_index_lookup(&id->index, wg_le32(pkt + offsetof(struct wg_msg_data, receiver_index)),
+	                    WG_INDEX_KEYPAIR);
 	return e ? (struct wg_keypair *)((uint8_t *)e - offsetof(struct wg_keypair, entry)) : NULL;
 }
 
@@ -239,7 +240,6 @@ int wg_receive_data_finish(struct wg_identity *id, uint8_t *pkt, size_t len,
                            const struct wg_rx_open *o, bool exclusive, uint64_t now,
                            struct wg_rx *rx)
 {
-	const struct wg_msg_data *m = (const void *)pkt;
 	struct wg_keypair *kp = o->kp;
 	struct wg_peer *peer = kp->entry.peer;
 	size_t ilen;
@@ -253,7 +253,7 @@ int wg_receive_data_finish(struct wg_identity *id, uint8_t *pkt, size_t len,
 		return -EWOULDBLOCK;
 	}
 	/* Only an authentic packet may move the replay window. */
-	if (!wg_counter_validate(&kp->replay, wg_le64(&m->counter)))
+	if (!wg_counter_validate(&kp->replay, wg_le64(pkt + offsetof(struct wg_msg_data, counter))))
 		return drop(rx, &id->stats.rx_replay, -EALREADY);
 
 	rx->peer = peer;
