@@ -26,7 +26,7 @@
  * Replies are sent inline and must go out whole: every reply here is at most
  * PROTO_REPLY_MAX bytes on a socket whose send buffer (>= 4 KiB, tcp_wmem
  * min) is empty, so a short send means the peer is gone. Early payload (bytes
- * the client sent after its request, at most CONN_HS_BUF) goes to a freshly
+ * the client sent after its request, at most the handshake buffer) goes to a freshly
  * connected socket under the same argument (initial tcp_wmem 16 KiB).
  */
 
@@ -65,7 +65,7 @@ static void hs_free(struct conn *c)
 {
 	if (!c->hs)
 		return;
-	explicit_bzero(c->hs, sizeof(*c->hs));
+	explicit_bzero(c->hs, offsetof(struct conn_hs, buf) + c->hs->cap);
 	free(c->hs);
 	c->hs = NULL;
 }
@@ -330,7 +330,7 @@ static void hs_feed(struct worker *w, struct conn *c)
 
 		switch (res) {
 		case PROTO_NEED_MORE:
-			if (hs->len >= sizeof(hs->buf)) {
+			if (hs->len >= hs->cap) {
 				/* Unreachable with correct parsers: each bounds its own input. */
 				w->stats.hs_bad++;
 				conn_close(w, c, false);
@@ -362,7 +362,7 @@ static void hs_feed(struct worker *w, struct conn *c)
 static void hs_readable(struct worker *w, struct conn *c)
 {
 	struct conn_hs *hs = c->hs;
-	ssize_t n = recv(c->fd[LEG_IN], hs->buf + hs->len, sizeof(hs->buf) - hs->len, MSG_DONTWAIT);
+	ssize_t n = recv(c->fd[LEG_IN], hs->buf + hs->len, hs->cap - hs->len, MSG_DONTWAIT);
 
 	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
 		conn_close(w, c, false);
@@ -538,12 +538,14 @@ void conn_accept(struct worker *w, unsigned inbound, int fd)
 	}
 	c->inbound = (uint16_t)inbound;
 	c->fd[LEG_IN] = fd;
-	c->hs = malloc(sizeof(*c->hs));
+	size_t cap = in->type == INBOUND_HTTP ? CONN_HS_BUF_HTTP : CONN_HS_BUF_SOCKS5;
+	c->hs = malloc(offsetof(struct conn_hs, buf) + cap);
 	if (!c->hs) {
 		conn_close(w, c, true);
 		return;
 	}
-	memset(c->hs, 0, offsetof(struct conn_hs, buf)); /* the buffers need no clearing */
+	memset(c->hs, 0, offsetof(struct conn_hs, up_buf)); /* the buffers need no clearing */
+	c->hs->cap = cap;
 	c->hs->len = 0;
 	c->hs->up_len = 0;
 	c->state = CONN_HANDSHAKE;

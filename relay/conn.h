@@ -26,8 +26,14 @@ enum conn_state {
 enum conn_leg { LEG_IN = 0, LEG_OUT = 1 };
 
 enum conn_limits {
-	/* Handshake buffer: the HTTP head limit plus one byte so the parser can tell "over". */
-	CONN_HS_BUF = HTTP_HEADER_MAX + 1,
+	/* Handshake buffer for HTTP: the head limit plus one byte so the parser can tell "over". */
+	CONN_HS_BUF_HTTP = HTTP_HEADER_MAX + 1,
+	/*
+	 * For SOCKS5 the largest message is the RFC 1929 request (513 bytes);
+	 * the rest is room for early payload, which otherwise simply waits in
+	 * the socket for the splice pump. Small, so idle handshakes cost little.
+	 */
+	CONN_HS_BUF_SOCKS5 = 1536,
 	CONN_UP_BUF = 1024, /* upstream SOCKS5 replies are at most 262 bytes */
 	CONN_MAX_ADDRS = 8, /* addresses tried per resolved name */
 };
@@ -49,9 +55,10 @@ struct conn_hs {
 	struct __kernel_timespec connect_ts;
 	struct sockaddr_storage connect_addr;
 	size_t len;    /* bytes in buf not yet consumed */
+	size_t cap;    /* size of buf */
 	size_t up_len; /* bytes in up_buf */
-	uint8_t buf[CONN_HS_BUF];
 	uint8_t up_buf[CONN_UP_BUF];
+	uint8_t buf[]; /* cap bytes */
 };
 
 struct conn {

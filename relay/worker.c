@@ -16,7 +16,7 @@
 #include "worker.h"
 
 enum worker_limits {
-	RING_ENTRIES = 4096,
+	RING_ENTRIES = 1024, /* SQ; the CQ is 4x. loop_sqe() flushes when the SQ is full */
 	LISTEN_BACKLOG = 4096,
 	ACCEPT_RETRY_MS = 100, /* pause accepting this long after EMFILE/ENFILE */
 	MAX_WAIT_MS = 1000,    /* wake at least this often to run deadlines */
