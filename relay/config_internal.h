@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/* Internal to relay/config*.c: the parser state shared by the INI walk and the section keys. */
+#ifndef SPLICED_CONFIG_INTERNAL_H
+#define SPLICED_CONFIG_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "config.h"
+
+enum config_message_limits {
+	QUOTE_BYTES = 84,         /* values echoed in messages are cut at 80 bytes */
+	LABEL_BYTES = 2 * 84 + 8, /* "[TYPE NAME]", both parts quoted (QUOTE_BYTES) */
+	KEYS_PER_SECTION = 16,
+};
+
+enum section_kind { SEC_NONE = 0, SEC_SKIP, SEC_MAIN, SEC_INBOUND, SEC_OUTBOUND, SEC_ROUTE };
+
+/* A use of an outbound name, resolved once every section has been read. */
+enum ref_kind { REF_INBOUND = 1, REF_DEFAULT, REF_RULE };
+struct ref {
+	enum ref_kind kind;
+	size_t idx;
+	int line;
+	const char *key;
+	char label[LABEL_BYTES];
+	char name[CONFIG_NAME_MAX + 1];
+};
+
+struct parser;
+
+/* One key of a section: a table of these, NULL-terminated, per section kind. */
+struct key {
+	const char *name;
+	void (*set)(struct parser *p, const char *v);
+	bool repeat;
+	unsigned types; /* bit per inbound/outbound type the key applies to; 0 = any */
+};
+
+struct parser {
+	struct config *c;
+	FILE *in, *err;
+	const char *file; /* name in messages */
+	char *dir;        /* directory relative users paths start from; NULL = cwd */
+	char *buf;        /* getline buffer; may hold credentials, wiped */
+	size_t cap;
+	int line, errors, read_errno, inbound_headers;
+	/* the section being read */
+	enum section_kind sec;
+	const struct key *keys;
+	size_t idx;
+	int sec_line, main_line, route_line;
+	char label[LABEL_BYTES];
+	unsigned seen;
+	int key_line[KEYS_PER_SECTION];
+	const char *key;
+	struct ref *refs;
+	size_t n_refs, cap_rules;
+};
+
+/* Copies v for a message: at most 80 bytes, non-printable bytes as '?'. */
+const char *config_quote(char out[QUOTE_BYTES], const char *v);
+/* "file:line: [section] key: message"; the label and key parts are optional. */
+void __attribute__((format(printf, 4, 5)))
+config_err(struct parser *p, int line, const char *key, const char *fmt, ...);
+/* An error about the value of the key on the current line. */
+#define kerr(p, ...) config_err(p, (p)->line, (p)->key, __VA_ARGS__)
+
+/* The key tables (config_keys.c). */
+extern const struct key config_main_keys[], config_inbound_keys[], config_outbound_keys[],
+        config_route_keys[];
+/* The checks at the end of an [inbound NAME] / [outbound NAME] section. */
+void config_close_inbound(struct parser *p);
+void config_close_outbound(struct parser *p);
+
+static inline struct inbound *cur_in(struct parser *p)
+{
+	return &p->c->inbounds[p->idx];
+}
+
+static inline struct outbound *cur_out(struct parser *p)
+{
+	return &p->c->outbounds[p->idx];
+}
+
+#endif

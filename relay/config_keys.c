@@ -1,0 +1,567 @@
+/* SPDX-License-Identifier: MIT */
+/* The keys of [main], [inbound NAME], [outbound NAME] and [route], and each section's final checks. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config_internal.h"
+#include "config_value.h"
+
+enum key_limits {
+	WORKERS_MAX = 256,
+	MAX_CONNECTIONS_MAX = 10000000,
+	MAX_PIPES_MAX = 16777216,
+	RESOLVER_THREADS_MAX = 64,
+	PIPE_SIZE_MIN = 4096,
+	PIPE_SIZE_MAX = 1048576,
+	DAY_MS = 24 * 3600 * 1000,
+};
+
+/* --- values, reported --- */
+
+static int get_uint(struct parser *p, const char *v, unsigned min, unsigned max, unsigned *out)
+{
+	char q[QUOTE_BYTES];
+	const char *end;
+	uint64_t n;
+
+	if (config_parse_u64(v, &end, &n) < 0 || *end) {
+		kerr(p, "\"%s\" is not a whole number", config_quote(q, v));
+		return -EINVAL;
+	}
+	if (n < min || n > max) {
+		kerr(p, "\"%s\" is out of range (%u..%u)", config_quote(q, v), min, max);
+		return -ERANGE;
+	}
+	*out = (unsigned)n;
+	return 0;
+}
+
+/* range: how the allowed range reads in a message, e.g. "1ms..24h". */
+static void get_duration(struct parser *p, const char *v, unsigned min, unsigned max,
+                         const char *range, unsigned *out)
+{
+	char q[QUOTE_BYTES];
+	unsigned ms;
+	int rc = config_parse_duration(v, &ms);
+
+	if (rc == -EINVAL)
+		kerr(p, "\"%s\" is not a duration (e.g. 500ms, 10s, 5m, 1h)", config_quote(q, v));
+	else if (rc < 0 || ms < min || ms > max)
+		kerr(p, "\"%s\" is out of range (%s)", config_quote(q, v), range);
+	else
+		*out = ms;
+}
+
+/* Remember a use of outbound `name` for resolve_refs(). */
+static void add_ref(struct parser *p, enum ref_kind kind, size_t idx, const char *name)
+{
+	char q[QUOTE_BYTES];
+	struct ref *r;
+
+	if (!config_valid_name(name)) {
+		kerr(p, "\"%s\" is not an outbound name", config_quote(q, name));
+		return;
+	}
+	r = realloc(p->refs, (p->n_refs + 1) * sizeof(*r));
+	if (!r) {
+		kerr(p, "out of memory");
+		return;
+	}
+	p->refs = r;
+	r += p->n_refs++;
+	*r = (struct ref){.kind = kind, .idx = idx, .line = p->line, .key = p->key};
+	snprintf(r->label, sizeof(r->label), "%s", p->label);
+	snprintf(r->name, sizeof(r->name), "%s", name);
+}
+
+/* --- [main] --- */
+
+static void set_workers(struct parser *p, const char *v)
+{
+	unsigned n;
+
+	if (strcmp(v, "auto") == 0)
+		p->c->workers = 0;
+	else if (get_uint(p, v, 1, WORKERS_MAX, &n) == 0)
+		p->c->workers = (int)n;
+}
+
+static void set_log_level(struct parser *p, const char *v)
+{
+	static const char *const names[] = {[LOG_ERROR] = "error",
+	                                    [LOG_WARN] = "warn",
+	                                    [LOG_INFO] = "info",
+	                                    [LOG_DEBUG] = "debug"};
+	char q[QUOTE_BYTES];
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (strcmp(v, names[i]) == 0) {
+			p->c->log_level = (enum log_level)i;
+			return;
+		}
+	}
+	kerr(p, "\"%s\" is not one of error, warn, info, debug", config_quote(q, v));
+}
+
+static void set_max_connections(struct parser *p, const char *v)
+{
+	get_uint(p, v, 1, MAX_CONNECTIONS_MAX, &p->c->max_connections);
+}
+
+static void set_handshake_timeout(struct parser *p, const char *v)
+{
+	get_duration(p, v, 1, DAY_MS, "1ms..24h", &p->c->handshake_timeout_ms);
+}
+
+static void set_connect_timeout(struct parser *p, const char *v)
+{
+	get_duration(p, v, 1, DAY_MS, "1ms..24h", &p->c->connect_timeout_ms);
+}
+
+static void set_idle_timeout(struct parser *p, const char *v)
+{
+	get_duration(p, v, 0, UINT_MAX, "0 or up to 1193h", &p->c->idle_timeout_ms);
+}
+
+static void set_drain_timeout(struct parser *p, const char *v)
+{
+	get_duration(p, v, 0, DAY_MS, "0..24h", &p->c->drain_timeout_ms);
+}
+
+static void set_pipe_size(struct parser *p, const char *v)
+{
+	char q[QUOTE_BYTES];
+	unsigned n;
+	int rc = config_parse_size(v, &n);
+
+	if (rc == -EINVAL)
+		kerr(p, "\"%s\" is not a size (bytes, or a number with a k or m suffix)",
+		     config_quote(q, v));
+	else if (rc < 0 || n < PIPE_SIZE_MIN || n > PIPE_SIZE_MAX)
+		kerr(p, "\"%s\" is out of range (4k..1m)", config_quote(q, v));
+	else
+		p->c->pipe_size = n;
+}
+
+static void set_max_pipes(struct parser *p, const char *v)
+{
+	get_uint(p, v, 0, MAX_PIPES_MAX, &p->c->max_pipes);
+}
+
+static void set_resolver_threads(struct parser *p, const char *v)
+{
+	get_uint(p, v, 1, RESOLVER_THREADS_MAX, &p->c->resolver_threads);
+}
+
+const struct key config_main_keys[] = {
+        {"workers", set_workers, false, 0},
+        {"log-level", set_log_level, false, 0},
+        {"max-connections", set_max_connections, false, 0},
+        {"handshake-timeout", set_handshake_timeout, false, 0},
+        {"connect-timeout", set_connect_timeout, false, 0},
+        {"idle-timeout", set_idle_timeout, false, 0},
+        {"drain-timeout", set_drain_timeout, false, 0},
+        {"pipe-size", set_pipe_size, false, 0},
+        {"max-pipes", set_max_pipes, false, 0},
+        {"resolver-threads", set_resolver_threads, false, 0},
+        {NULL, NULL, false, 0},
+};
+
+/* --- [inbound NAME] --- */
+
+static const char *const inbound_types[] = {
+        [INBOUND_SOCKS5] = "socks5", [INBOUND_HTTP] = "http", [INBOUND_FORWARD] = "forward"};
+static const char *const outbound_types[] = {
+        [OUTBOUND_DIRECT] = "direct", [OUTBOUND_SOCKS5] = "socks5", [OUTBOUND_BLOCK] = "block"};
+
+static void set_in_type(struct parser *p, const char *v)
+{
+	char q[QUOTE_BYTES];
+
+	for (int t = INBOUND_SOCKS5; t <= INBOUND_FORWARD; t++) {
+		if (strcmp(v, inbound_types[t]) == 0) {
+			cur_in(p)->type = (enum inbound_type)t;
+			return;
+		}
+	}
+	kerr(p, "\"%s\" is not one of socks5, http, forward", config_quote(q, v));
+}
+
+static void set_listen(struct parser *p, const char *v)
+{
+	struct inbound *in = cur_in(p);
+	char q[QUOTE_BYTES];
+	const char *why = "cannot be stored: out of memory";
+
+	if (config_sockaddr_why(v, &in->listen, &in->listen_len, &why) < 0)
+		kerr(p, "\"%s\" %s", config_quote(q, v), why);
+}
+
+static void set_user(struct parser *p, const char *v)
+{
+	struct users *u = &cur_in(p)->inline_users;
+	const char *colon = strchr(v, ':'), *why;
+	size_t n;
+
+	if (!colon) {
+		kerr(p, "expected name:password");
+		return;
+	}
+	n = (size_t)(colon - v);
+	why = users_check_name(v, n);
+	if (why) {
+		kerr(p, "%s", why);
+		return;
+	}
+	why = users_check_pass(colon + 1, strlen(colon + 1));
+	if (why) {
+		kerr(p, "user \"%.*s\": %s", (int)n, v, why);
+		return;
+	}
+	for (size_t i = 0; i < u->n; i++) {
+		if (strlen(u->v[i].name) == n && memcmp(u->v[i].name, v, n) == 0) {
+			kerr(p, "user \"%.*s\" defined twice", (int)n, v);
+			return;
+		}
+	}
+	if (users_add(u, v, n, colon + 1, strlen(colon + 1)) < 0)
+		kerr(p, "out of memory");
+}
+
+static void set_users(struct parser *p, const char *v)
+{
+	struct inbound *in = cur_in(p);
+	bool rel = p->dir && v[0] != '/';
+	const char *sep = rel && p->dir[strlen(p->dir) - 1] != '/' ? "/" : "";
+	size_t need = strlen(v) + (rel ? strlen(p->dir) + strlen(sep) : 0);
+
+	if (need > CONFIG_PATH_MAX) {
+		kerr(p, "path longer than %d bytes", CONFIG_PATH_MAX);
+		return;
+	}
+	in->users_file = malloc(need + 1);
+	if (!in->users_file) {
+		kerr(p, "out of memory");
+		return;
+	}
+	/* Relative to the config file, so a reload finds it whatever the cwd. */
+	if (rel)
+		snprintf(in->users_file, need + 1, "%s%s%s", p->dir, sep, v);
+	else
+		memcpy(in->users_file, v, need + 1);
+}
+
+static void set_target(struct parser *p, const char *v)
+{
+	struct inbound *in = cur_in(p);
+	char q[QUOTE_BYTES];
+	const char *why = "cannot be stored: out of memory";
+
+	if (config_hostport_why(v, &in->target_host, &in->target_port, &why) < 0)
+		kerr(p, "\"%s\" %s", config_quote(q, v), why);
+}
+
+static void set_in_outbound(struct parser *p, const char *v)
+{
+	add_ref(p, REF_INBOUND, p->idx, v);
+}
+
+enum {
+	AUTH_INBOUNDS = 1u << INBOUND_SOCKS5 | 1u << INBOUND_HTTP,
+	FORWARD_ONLY = 1u << INBOUND_FORWARD,
+	DIRECT_ONLY = 1u << OUTBOUND_DIRECT,
+	SOCKS5_ONLY = 1u << OUTBOUND_SOCKS5,
+};
+
+/* Order matters: config_close_inbound() names keys by index (IN_*). */
+enum { IN_TYPE, IN_LISTEN, IN_USER, IN_USERS, IN_TARGET, IN_OUTBOUND };
+const struct key config_inbound_keys[] = {
+        [IN_TYPE] = {"type", set_in_type, false, 0},
+        [IN_LISTEN] = {"listen", set_listen, false, 0},
+        [IN_USER] = {"user", set_user, true, AUTH_INBOUNDS},
+        [IN_USERS] = {"users", set_users, false, AUTH_INBOUNDS},
+        [IN_TARGET] = {"target", set_target, false, FORWARD_ONLY},
+        [IN_OUTBOUND] = {"outbound", set_in_outbound, false, 0},
+        {NULL, NULL, false, 0},
+};
+
+/* --- [outbound NAME] --- */
+
+static void set_out_type(struct parser *p, const char *v)
+{
+	char q[QUOTE_BYTES];
+
+	for (int t = OUTBOUND_DIRECT; t <= OUTBOUND_BLOCK; t++) {
+		if (strcmp(v, outbound_types[t]) == 0) {
+			cur_out(p)->type = (enum outbound_type)t;
+			return;
+		}
+	}
+	kerr(p, "\"%s\" is not one of direct, socks5, block", config_quote(q, v));
+}
+
+static void set_bind_address(struct parser *p, const char *v)
+{
+	struct sockaddr_storage *ss = &cur_out(p)->bind_addr;
+	struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
+	char q[QUOTE_BYTES], buf[INET6_ADDRSTRLEN + 2];
+	size_t n = strlen(v);
+
+	if (inet_pton(AF_INET, v, &a4->sin_addr) == 1) {
+		a4->sin_family = AF_INET;
+		return;
+	}
+	/* "[v6]" as well as bare v6: both appear in the wild. */
+	if (n > 2 && n < sizeof(buf) && v[0] == '[' && v[n - 1] == ']') {
+		memcpy(buf, v + 1, n - 2);
+		buf[n - 2] = '\0';
+		v = buf;
+	}
+	if (inet_pton(AF_INET6, v, &a6->sin6_addr) == 1) {
+		a6->sin6_family = AF_INET6;
+		return;
+	}
+	memset(ss, 0, sizeof(*ss));
+	kerr(p, "\"%s\" is not an IPv4 or IPv6 address", config_quote(q, v));
+}
+
+static void set_bind_interface(struct parser *p, const char *v)
+{
+	char q[QUOTE_BYTES];
+
+	if (!config_valid_ifname(v)) {
+		kerr(p, "\"%s\" is not an interface name (at most 15 bytes, no '/', ':' or blanks)",
+		     config_quote(q, v));
+		return;
+	}
+	memcpy(cur_out(p)->bind_interface, v, strlen(v) + 1);
+}
+
+static void set_fwmark(struct parser *p, const char *v)
+{
+	char q[QUOTE_BYTES];
+	int rc = config_parse_fwmark(v, &cur_out(p)->fwmark);
+
+	if (rc == -EINVAL)
+		kerr(p, "\"%s\" is not a number (decimal, or hex with 0x)", config_quote(q, v));
+	else if (rc < 0)
+		kerr(p, "\"%s\" is out of range (0..0xffffffff)", config_quote(q, v));
+}
+
+static void set_server(struct parser *p, const char *v)
+{
+	struct outbound *o = cur_out(p);
+	char q[QUOTE_BYTES];
+	const char *why = "cannot be stored: out of memory";
+
+	if (config_hostport_why(v, &o->server_host, &o->server_port, &why) < 0)
+		kerr(p, "\"%s\" %s", config_quote(q, v), why);
+}
+
+static void set_username(struct parser *p, const char *v)
+{
+	const char *why = users_check_name(v, strlen(v));
+
+	if (why)
+		kerr(p, "%s", why);
+	else if (!(cur_out(p)->username = strdup(v)))
+		kerr(p, "out of memory");
+}
+
+/* Never echoed: a bad value may still be most of a real password. */
+static void set_password(struct parser *p, const char *v)
+{
+	const char *why = users_check_pass(v, strlen(v));
+
+	if (why)
+		kerr(p, "%s", why);
+	else if (!(cur_out(p)->password = strdup(v)))
+		kerr(p, "out of memory");
+}
+
+enum {
+	OUT_TYPE,
+	OUT_BIND_ADDRESS,
+	OUT_BIND_INTERFACE,
+	OUT_FWMARK,
+	OUT_SERVER,
+	OUT_USERNAME,
+	OUT_PASSWORD
+};
+const struct key config_outbound_keys[] = {
+        [OUT_TYPE] = {"type", set_out_type, false, 0},
+        [OUT_BIND_ADDRESS] = {"bind-address", set_bind_address, false, DIRECT_ONLY},
+        [OUT_BIND_INTERFACE] = {"bind-interface", set_bind_interface, false, DIRECT_ONLY},
+        [OUT_FWMARK] = {"fwmark", set_fwmark, false, DIRECT_ONLY},
+        [OUT_SERVER] = {"server", set_server, false, SOCKS5_ONLY},
+        [OUT_USERNAME] = {"username", set_username, false, SOCKS5_ONLY},
+        [OUT_PASSWORD] = {"password", set_password, false, SOCKS5_ONLY},
+        {NULL, NULL, false, 0},
+};
+
+/* --- [route] --- */
+
+static void set_rule(struct parser *p, const char *v)
+{
+	char q[QUOTE_BYTES], kind[16], *arg = NULL, *target = NULL;
+	const char *arrow = strstr(v, "->"), *why;
+	struct rule r = {.outbound = -1, .line = p->line};
+	size_t n;
+
+	if (!arrow || arrow == v) {
+		kerr(p, "\"%s\" is not \"KIND VALUE -> OUTBOUND\"", config_quote(q, v));
+		return;
+	}
+	n = strcspn(v, " \t");
+	if (n >= sizeof(kind) || v + n >= arrow) {
+		kerr(p, "\"%s\" is not \"KIND VALUE -> OUTBOUND\"", config_quote(q, v));
+		return;
+	}
+	memcpy(kind, v, n);
+	kind[n] = '\0';
+	v += n + strspn(v + n, " \t");
+	for (n = (size_t)(arrow - v); n > 0 && (v[n - 1] == ' ' || v[n - 1] == '\t');)
+		n--;
+	arg = strndup(v, n);
+	target = strdup(arrow + 2 + strspn(arrow + 2, " \t"));
+	if (!arg || !target) {
+		kerr(p, "out of memory");
+		goto out;
+	}
+	if (!*arg || strpbrk(arg, " \t")) {
+		kerr(p, "%s: expected one value before \"->\"", config_quote(q, kind));
+		goto out;
+	}
+	if (!*target) {
+		kerr(p, "no outbound after \"->\"");
+		goto out;
+	}
+	if (strcmp(kind, "cidr") == 0)
+		r.kind = RULE_CIDR, why = config_parse_cidr(arg, &r);
+	else if (strcmp(kind, "port") == 0)
+		r.kind = RULE_PORT, why = config_parse_port_range(arg, &r);
+	else if (strcmp(kind, "domain") == 0)
+		r.kind = RULE_DOMAIN, why = config_parse_domain(arg, &r);
+	else {
+		kerr(p, "unknown rule kind \"%s\" (cidr, port or domain)", config_quote(q, kind));
+		goto out;
+	}
+	if (why) {
+		kerr(p, "%s \"%s\" %s", kind, config_quote(q, arg), why);
+		goto out;
+	}
+	if (p->c->n_rules == CONFIG_MAX_RULES) {
+		kerr(p, "more than %d rules", CONFIG_MAX_RULES);
+		goto out;
+	}
+	if (p->c->n_rules == p->cap_rules) {
+		size_t cap = p->cap_rules ? 2 * p->cap_rules : 16;
+		struct rule *nr = realloc(p->c->rules, cap * sizeof(*nr));
+		if (!nr) {
+			kerr(p, "out of memory");
+			goto out;
+		}
+		p->c->rules = nr;
+		p->cap_rules = cap;
+	}
+	add_ref(p, REF_RULE, p->c->n_rules, target);
+	p->c->rules[p->c->n_rules++] = r;
+	r.domain = NULL; /* owned by the config now */
+out:
+	free(r.domain);
+	free(arg);
+	free(target);
+}
+
+static void set_default(struct parser *p, const char *v)
+{
+	add_ref(p, REF_DEFAULT, 0, v);
+}
+
+const struct key config_route_keys[] = {
+        {"default", set_default, false, 0},
+        {"rule", set_rule, true, 0},
+        {NULL, NULL, false, 0},
+};
+
+/* --- sections --- */
+
+/* Keys given that the section's type does not take. */
+static void check_key_types(struct parser *p, unsigned type, const char *type_name)
+{
+	for (int i = 0; p->keys[i].name; i++) {
+		if ((p->seen & 1u << i) && p->keys[i].types && !(p->keys[i].types & 1u << type))
+			config_err(p, p->key_line[i], p->keys[i].name, "not valid with type = %s",
+			           type_name);
+	}
+}
+
+static void require(struct parser *p, int key)
+{
+	if (!(p->seen & 1u << key))
+		config_err(p, p->sec_line, p->keys[key].name, "required key is missing");
+}
+
+static bool same_sockaddr(const struct inbound *a, const struct inbound *b)
+{
+	return a->listen_len == b->listen_len && a->listen_len &&
+	       memcmp(&a->listen, &b->listen, a->listen_len) == 0;
+}
+
+void config_close_inbound(struct parser *p)
+{
+	struct inbound *in = cur_in(p);
+
+	require(p, IN_TYPE);
+	require(p, IN_LISTEN);
+	if (in->type)
+		check_key_types(p, in->type, inbound_types[in->type]);
+	if (in->type == INBOUND_FORWARD)
+		require(p, IN_TARGET);
+	for (size_t i = 0; i < p->idx; i++) {
+		if (same_sockaddr(&p->c->inbounds[i], in))
+			config_err(p, p->key_line[IN_LISTEN], "listen",
+			           "address already used by [inbound %s]", p->c->inbounds[i].name);
+	}
+	users_sort(&in->inline_users);
+	/* Read the users file now, so a bad one stops the start, not the first login. */
+	if (in->users_file && in->type != INBOUND_FORWARD) {
+		FILE *f = fopen(in->users_file, "re");
+		char q[QUOTE_BYTES];
+		struct users *u;
+		int rc;
+
+		if (!f) {
+			config_err(p, p->key_line[IN_USERS], "users", "cannot open \"%s\": %s",
+			           config_quote(q, in->users_file), strerror(errno));
+			return;
+		}
+		fclose(f);
+		u = inbound_users_build(in, p->err, &rc);
+		if (rc < 0)
+			p->errors++;
+		users_destroy(u);
+	}
+}
+
+void config_close_outbound(struct parser *p)
+{
+	struct outbound *o = cur_out(p);
+
+	require(p, OUT_TYPE);
+	if (o->type)
+		check_key_types(p, o->type, outbound_types[o->type]);
+	if (o->type != OUTBOUND_SOCKS5)
+		return;
+	require(p, OUT_SERVER);
+	if ((p->seen & 1u << OUT_USERNAME) && !(p->seen & 1u << OUT_PASSWORD))
+		config_err(p, p->key_line[OUT_USERNAME], "username", "set without password");
+	if (!(p->seen & 1u << OUT_USERNAME) && (p->seen & 1u << OUT_PASSWORD))
+		config_err(p, p->key_line[OUT_PASSWORD], "password", "set without username");
+}
