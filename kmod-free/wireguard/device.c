@@ -675,25 +675,39 @@ static void *worker_main(void *arg)
 	                        {.fd = w->wake_fd, .events = POLLIN}};
 
 	while (!atomic_load(&d->stopping)) {
+		/* A source that had nothing is not asked again until the next cycle (no EAGAIN storm). */
+		bool tun_idle = false, u4_idle = w->udp4 < 0, u6_idle = w->udp6 < 0;
 		int busy = 0, r;
 
 		/* Drain what is ready before sleeping: poll only when every source is idle. */
 		for (int round = 0; round < 8; round++) {
 			int progress = 0;
 
-			r = tx_round(w);
-			if (r == 0)
-				progress = 1;
-			else if (r != -EAGAIN && r != -EINTR) {
-				/* The interface was deleted (`ip link del`, `spliced wg down`). */
-				atomic_store(&d->stopping, true);
-				wg_device_stop(d);
-				break;
+			if (!tun_idle) {
+				r = tx_round(w);
+				if (r == 0) {
+					progress = 1;
+				} else if (r == -EAGAIN) {
+					tun_idle = true;
+				} else if (r != -EINTR) {
+					/* The interface was deleted (`ip link del`, `spliced wg down`). */
+					atomic_store(&d->stopping, true);
+					wg_device_stop(d);
+					break;
+				}
 			}
-			if (w->udp4 >= 0 && rx_round(w, w->udp4) == 0)
-				progress = 1;
-			if (w->udp6 >= 0 && rx_round(w, w->udp6) == 0)
-				progress = 1;
+			if (!u4_idle) {
+				if (rx_round(w, w->udp4) == 0)
+					progress = 1;
+				else
+					u4_idle = true;
+			}
+			if (!u6_idle) {
+				if (rx_round(w, w->udp6) == 0)
+					progress = 1;
+				else
+					u6_idle = true;
+			}
 			if (!progress)
 				break;
 			busy = 1;
