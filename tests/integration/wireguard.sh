@@ -78,9 +78,11 @@ start_swg DB "$B" "$T_TMP/b.conf" "$NB" || { fail setup/spliced-b; finish; }
 # netlink did the job of ip/wg-quick: address, MTU 1420, up, routes
 mtu=$(ip -n "$A" -o link show "$NA" | sed -n 's/.* mtu \([0-9]*\).*/\1/p')
 expect_eq device/mtu-default-1420 "$mtu" 1420
-if ip -n "$A" -o addr show dev "$NA" | grep -q "10.77.0.1/24" && ip -n "$A" -o addr show dev "$NA" | grep -q "fd77::1/64"; then
+# (grep captured output: under pipefail, `cmd | grep -q` fails when grep exits before cmd wrote all)
+addrs=$(ip -n "$A" -o addr show dev "$NA")
+if grep -q "10.77.0.1/24" <<<"$addrs" && grep -q "fd77::1/64" <<<"$addrs"; then
 	pass device/addresses; else fail device/addresses "$(ip -n "$A" -o addr show dev "$NA")"; fi
-if ip -n "$B" route show 10.77.0.0/24 | grep -q "dev $NB"; then pass device/route-per-allowedip; else fail device/route-per-allowedip "$(ip -n "$B" route)"; fi
+if grep -q "dev $NB" <<<"$(ip -n "$B" route show 10.77.0.0/24)"; then pass device/route-per-allowedip; else fail device/route-per-allowedip "$(ip -n "$B" route)"; fi
 
 # handshake + ping, both families (B knows A's endpoint and keepalive starts the handshake)
 check ping/v4 ip netns exec "$B" ping -c 3 -i 0.2 -W 2 10.77.0.1
@@ -101,16 +103,16 @@ if grep -q "192.168.241.2:51821" <<<"$(cut -f3 <<<"$peerline")"; then pass uapi/
 if [ "$(cut -f2 <<<"$peerline")" == "$PSK" ]; then pass uapi/psk-shown; else fail uapi/psk-shown; fi
 ip netns exec "$A" wg set "$NA" peer "$KB_PUB" persistent-keepalive 7 allowed-ips 10.77.0.2/32,fd77::2/128,10.99.0.0/16
 expect_eq uapi/wg-set-keepalive "$(ip netns exec "$A" wg show "$NA" persistent-keepalive | cut -f2)" 7
-if ip netns exec "$A" wg show "$NA" allowed-ips | grep -q "10.99.0.0/16"; then pass uapi/wg-set-allowed-ips; else fail uapi/wg-set-allowed-ips; fi
+if grep -q "10.99.0.0/16" <<<"$(ip netns exec "$A" wg show "$NA" allowed-ips)"; then pass uapi/wg-set-allowed-ips; else fail uapi/wg-set-allowed-ips; fi
 check uapi/wg-set-same-listen-port ip netns exec "$A" wg set "$NA" listen-port 51820
 
 # listen-port rebinding: B moves to another port; its next authenticated packet tells A (roaming)
 if ip netns exec "$B" wg set "$NB" listen-port 51831; then
 	expect_eq uapi/wg-set-listen-port "$(ip netns exec "$B" wg show "$NB" listen-port)" 51831
-	if ip netns exec "$B" ss -Huan "( sport = :51821 )" | grep -q .; then fail uapi/rebind-old-port-released "$(ip netns exec "$B" ss -Huan)"; else pass uapi/rebind-old-port-released; fi
+	if grep -q . <<<"$(ip netns exec "$B" ss -Huan "( sport = :51821 )")"; then fail uapi/rebind-old-port-released "$(ip netns exec "$B" ss -Huan)"; else pass uapi/rebind-old-port-released; fi
 	check uapi/rebind-ping-b-to-a ip netns exec "$B" ping -c 3 -i 0.2 -W 2 10.77.0.1
 	check uapi/rebind-ping-a-to-b ip netns exec "$A" ping -c 2 -i 0.2 -W 2 10.77.0.2
-	if ip netns exec "$A" wg show "$NA" endpoints | grep -q "192.168.241.2:51831"; then pass uapi/rebind-endpoint-followed; else fail uapi/rebind-endpoint-followed "$(ip netns exec "$A" wg show "$NA" endpoints)"; fi
+	if grep -q "192.168.241.2:51831" <<<"$(ip netns exec "$A" wg show "$NA" endpoints)"; then pass uapi/rebind-endpoint-followed; else fail uapi/rebind-endpoint-followed "$(ip netns exec "$A" wg show "$NA" endpoints)"; fi
 else
 	fail uapi/wg-set-listen-port "wg set listen-port 51831 failed"
 fi
@@ -182,7 +184,7 @@ ip netns exec "$B" sysctl -qw "net.ipv4.conf.$vb.promote_secondaries=1"
 ip -n "$B" addr add 192.168.241.77/24 dev "$vb"
 ip -n "$B" addr del 192.168.241.2/24 dev "$vb"
 ip netns exec "$B" ping -c 3 -i 0.3 -W 2 10.77.0.1 >/dev/null 2>&1
-if ip netns exec "$A" wg show "$NA" endpoints | grep -q "192.168.241.77:51821"; then pass roaming/endpoint-follows; else
+if grep -q "192.168.241.77:51821" <<<"$(ip netns exec "$A" wg show "$NA" endpoints)"; then pass roaming/endpoint-follows; else
 	fail roaming/endpoint-follows "$(ip netns exec "$A" wg show "$NA" endpoints)"; fi
 check roaming/a-reaches-b ip netns exec "$A" ping -c 2 -i 0.2 -W 2 10.77.0.2
 
