@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The keys of [main], [inbound NAME], [outbound NAME] and [route], and each section's final checks. */
+/* The keys of [main], [inbound NAME], [outbound NAME], [route], and the end-of-section checks. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
@@ -57,7 +57,7 @@ static void get_duration(struct parser *p, const char *v, unsigned min, unsigned
 		*out = ms;
 }
 
-/* Remember a use of outbound `name` for resolve_refs(). */
+/* Remember a use of outbound `name` for resolve_refs() (config.c). */
 static void add_ref(struct parser *p, enum ref_kind kind, size_t idx, const char *name)
 {
 	char q[QUOTE_BYTES];
