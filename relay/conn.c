@@ -56,6 +56,7 @@ static void arm_poll(struct worker *w, struct conn *c, int slot, int op, int fd,
 	struct io_uring_sqe *sqe = worker_sqe(w);
 
 	io_uring_prep_poll_add(sqe, fd, mask);
+	w->n_inflight++;
 	c->ops[slot] = worker_tag(w, c, op);
 	io_uring_sqe_set_data64(sqe, c->ops[slot]);
 }
@@ -193,6 +194,7 @@ static void connect_next(struct worker *w, struct conn *c)
 	hs->connect_ts.tv_nsec = (long long)(w->cfg->connect_timeout_ms % 1000) * 1000000;
 	sqe = worker_sqe(w);
 	io_uring_prep_link_timeout(sqe, &hs->connect_ts, 0);
+	w->n_inflight += 2; /* the connect and its linked timeout each post a CQE */
 	io_uring_sqe_set_data64(sqe, loop_tag(OP_LINK_TIMEOUT, 0, 0));
 }
 

@@ -169,7 +169,7 @@ static void arm_accept(struct worker *w, unsigned i)
 	io_uring_prep_multishot_accept(sqe, w->listen_fd[i], NULL, NULL,
 	                               SOCK_NONBLOCK | SOCK_CLOEXEC);
 	io_uring_sqe_set_data64(sqe, loop_tag(OP_ACCEPT, i, 0));
-	w->n_accept_ops++;
+	w->n_inflight++;
 }
 
 static void arm_event(struct worker *w)
@@ -205,7 +205,7 @@ static void on_accept(struct worker *w, unsigned i, int res, unsigned flags)
 	}
 	if (flags & IORING_CQE_F_MORE)
 		return;
-	w->n_accept_ops--;
+	w->n_inflight--;
 	if (w->listen_fd[i] < 0 || w->draining)
 		return;
 	if (res == -EMFILE || res == -ENFILE || res == -ENOBUFS || res == -ENOMEM) {
@@ -214,7 +214,7 @@ static void on_accept(struct worker *w, unsigned i, int res, unsigned flags)
 		struct io_uring_sqe *sqe = worker_sqe(w);
 		io_uring_prep_timeout(sqe, &retry, 0, 0);
 		io_uring_sqe_set_data64(sqe, loop_tag(OP_ACCEPT_RETRY, i, 0));
-		w->n_accept_ops++;
+		w->n_inflight++;
 		return;
 	}
 	arm_accept(w, i);
@@ -294,7 +294,7 @@ static void dispatch(struct worker *w, struct io_uring_cqe *cqe)
 		on_accept(w, slot, cqe->res, cqe->flags);
 		return;
 	case OP_ACCEPT_RETRY:
-		w->n_accept_ops--;
+		w->n_inflight--;
 		if (w->listen_fd[slot] >= 0 && !w->draining)
 			arm_accept(w, slot);
 		return;
@@ -306,12 +306,15 @@ static void dispatch(struct worker *w, struct io_uring_cqe *cqe)
 			log_debug("worker %d: cancel: %s", w->id, strerror(-cqe->res));
 		return;
 	case OP_NONE:
+		return;
 	case OP_LINK_TIMEOUT:
+		w->n_inflight--;
 		return;
 	case OP_HS_POLL:
 	case OP_CONNECT:
 	case OP_DIR0_POLL:
 	case OP_DIR1_POLL:
+		w->n_inflight--;
 		if (slot >= w->cap_slots || w->gens[slot] != loop_tag_gen(tag) || !w->slots[slot])
 			return; /* stale: the connection is gone */
 		conn_complete(w, w->slots[slot], op, cqe->res);
@@ -374,17 +377,27 @@ static void private_fd_table(struct worker *w)
 
 static void worker_cleanup(struct worker *w)
 {
+	w->draining = true;
+	stop_listening(w); /* no-op after a drain; cancels the accepts after an error */
 	for (uint32_t i = 0; i < w->cap_slots; i++) {
 		if (w->slots[i])
 			conn_close(w, w->slots[i], true);
 	}
-	for (int i = 0; i < CONFIG_MAX_INBOUNDS; i++) {
-		if (w->listen_fd[i] >= 0)
-			close(w->listen_fd[i]);
-		w->listen_fd[i] = -1;
-	}
 	pipe_pool_destroy(&w->pipes);
-	io_uring_submit(&w->ring);
+	/* Let the cancellations complete here (see worker_main), for at most 1 s. */
+	for (int i = 0; i < 100 && w->n_inflight; i++) {
+		struct __kernel_timespec ts = {.tv_nsec = 10 * 1000000LL};
+		struct io_uring_cqe *cqe;
+		unsigned head, count = 0;
+
+		io_uring_submit_and_wait_timeout(&w->ring, &cqe, 1, &ts, NULL);
+		io_uring_for_each_cqe(&w->ring, head, cqe)
+		{
+			dispatch(w, cqe);
+			count++;
+		}
+		io_uring_cq_advance(&w->ring, count);
+	}
 }
 
 static void *worker_main(void *arg)
@@ -405,11 +418,12 @@ static void *worker_main(void *arg)
 		arm_accept(w, (unsigned)i);
 	arm_event(w);
 	/*
-	 * Leave only once the cancelled accepts have completed: with
-	 * DEFER_TASKRUN their completion runs in this thread, and until it does
-	 * the request keeps the listening socket alive, still queueing SYNs.
+	 * Leave only once every op has completed, cancelled ones included:
+	 * with DEFER_TASKRUN their completion runs in this thread, and until it
+	 * does the request keeps its socket alive (a listener still queueing
+	 * SYNs, a connection closed at the drain deadline still open).
 	 */
-	while (!(w->draining && w->n_conns == 0 && w->n_accept_ops == 0)) {
+	while (!(w->draining && w->n_conns == 0 && w->n_inflight == 0)) {
 		struct __kernel_timespec ts;
 		uint64_t wait_ms = w->draining ? 100 : MAX_WAIT_MS;
 		if (!list_empty(&w->hs_queue)) {

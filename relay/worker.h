@@ -70,7 +70,7 @@ struct worker {
 	uint32_t *free_slots;
 	uint32_t n_free;
 	unsigned n_conns;
-	unsigned n_accept_ops; /* accepts and accept-retry timeouts in flight */
+	unsigned n_inflight; /* ops that will post a CQE (not the eventfd read, not cancels) */
 
 	struct list_node hs_queue;   /* ordered by deadline (handshake-timeout) */
 	struct list_node idle_queue; /* ordered by last activity (idle-timeout) */
