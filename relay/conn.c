@@ -378,6 +378,25 @@ static void hs_readable(struct worker *w, struct conn *c)
 	hs_feed(w, c);
 }
 
+/* An upstream's SOCKS5 REP in the terms of the client's protocol (HTTP 403/502/504). */
+static enum proto_connect_result connect_result_from_rep(enum socks5_rep rep)
+{
+	switch (rep) {
+	case SOCKS5_REP_NOT_ALLOWED:
+		return CONNECT_NOT_ALLOWED;
+	case SOCKS5_REP_NET_UNREACHABLE:
+		return CONNECT_NET_UNREACHABLE;
+	case SOCKS5_REP_HOST_UNREACHABLE:
+		return CONNECT_HOST_UNREACHABLE;
+	case SOCKS5_REP_CONN_REFUSED:
+		return CONNECT_REFUSED;
+	case SOCKS5_REP_TTL_EXPIRED:
+		return CONNECT_TIMEOUT;
+	default:
+		return CONNECT_GENERAL_FAILURE;
+	}
+}
+
 /* The upstream SOCKS5 proxy answered (part of) our handshake. */
 static void upstream_readable(struct worker *w, struct conn *c)
 {
@@ -428,7 +447,7 @@ static void upstream_readable(struct worker *w, struct conn *c)
 				socks5_server_reply(&hs->in.s5, hs->up.rep, NULL);
 				send_all(c->fd[LEG_IN], hs->in.s5.reply, hs->in.s5.reply_len);
 			} else {
-				reply_connect(w, c, CONNECT_GENERAL_FAILURE, NULL);
+				reply_connect(w, c, connect_result_from_rep(hs->up.rep), NULL);
 			}
 			close_after_reply(w, c);
 			return;
@@ -565,6 +584,7 @@ void conn_accept(struct worker *w, unsigned inbound, int fd)
 		c->hs->target.kind = TARGET_DOMAIN;
 		c->hs->target.port = in->target_port;
 		snprintf(c->hs->target.host, sizeof(c->hs->target.host), "%s", in->target_host);
+		proto_target_ip_literal(&c->hs->target); /* so CIDR rules see an IP target */
 		start_outbound(w, c);
 		break;
 	}
