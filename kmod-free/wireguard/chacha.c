@@ -225,7 +225,9 @@ void wg_chacha20poly1305_seal(uint8_t *dst, const uint8_t *src, size_t len, cons
 	s[12] += 8;
 	memcpy(poly_key, ks, POLY_KEY);
 	xor_bytes(dst, src, ks + BLOCK, first);
-	stream(dst + first, src + first, len - first, s, ks);
+	/* (the handshake seals nothing with src == NULL: no pointer arithmetic on it) */
+	if (len > first)
+		stream(dst + first, src + first, len - first, s, ks);
 	mac(dst + len, poly_key, ad, adlen, dst, len);
 	wg_wipe(s, sizeof(s));
 	wg_wipe(ks, sizeof(ks));
@@ -252,7 +254,8 @@ bool wg_chacha20poly1305_open(uint8_t *dst, const uint8_t *src, size_t len, cons
 	ok = wg_ct_eq(tag, src + plen, TAG);
 	if (ok) {
 		xor_bytes(dst, src, ks + BLOCK, first);
-		stream(dst + first, src + first, plen - first, s, ks);
+		if (plen > first) /* dst may be NULL for an empty plaintext */
+			stream(dst + first, src + first, plen - first, s, ks);
 	}
 	wg_wipe(s, sizeof(s));
 	wg_wipe(ks, sizeof(ks));
