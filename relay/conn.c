@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,6 +144,16 @@ static void start_relay(struct worker *w, struct conn *c, const struct sockaddr 
 		if (ret < 0)
 			goto reset;
 	}
+	/*
+	 * TCP_NODELAY on both legs: splice forwards what arrived when it
+	 * arrived; with Nagle a client that disabled it would get its small
+	 * writes held back behind the proxy's unacknowledged data (the 40 ms
+	 * delayed-ACK stall). Bulk transfers are unaffected: splice writes
+	 * whole pipe-fuls.
+	 */
+	static const int one = 1;
+	setsockopt(c->fd[LEG_IN], IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	setsockopt(c->fd[LEG_OUT], IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	hs_free(c);
 	c->state = CONN_RELAY;
 	list_del(&c->link);

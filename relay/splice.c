@@ -199,13 +199,16 @@ enum splice_next splice_pump(struct pipe_pool *pp, struct splice_dir *d, int src
 		}
 	}
 	for (;;) {
-		bool progress = false;
+		bool progress = false, src_drained = false;
 
 		if (!d->eof && d->in_pipe < capacity(pp)) {
-			n = splice(src, NULL, d->pipe[1], NULL, capacity(pp) - d->in_pipe, flags);
+			size_t want = capacity(pp) - d->in_pipe;
+			n = splice(src, NULL, d->pipe[1], NULL, want, flags);
 			if (n > 0) {
 				d->in_pipe += (uint32_t)n;
 				progress = true;
+				/* Short read: the socket's queue is (very likely) empty. */
+				src_drained = (size_t)n < want;
 			} else if (n == 0) {
 				d->eof = true;
 			} else if (errno != EAGAIN && errno != EINTR) {
@@ -228,7 +231,13 @@ enum splice_next splice_pump(struct pipe_pool *pp, struct splice_dir *d, int src
 				return SPLICE_ERROR;
 			}
 		}
-		if (!progress || moved >= PUMP_BUDGET)
+		/*
+		 * Stop rather than try the source again when it came up short
+		 * and everything went out: that try would almost always be an
+		 * EAGAIN, and the poll armed next is level-triggered, so bytes
+		 * that arrived meanwhile are not missed.
+		 */
+		if (!progress || moved >= PUMP_BUDGET || (src_drained && d->in_pipe == 0))
 			break;
 	}
 
