@@ -39,9 +39,17 @@ static bool cidr_match(const struct rule *r, const struct proto_target *t)
 		const struct sockaddr_in *in = (const void *)&t->addr;
 		return prefix_match((const uint8_t *)&in->sin_addr, r->addr, r->prefix);
 	}
-	if (t->addr.ss_family == AF_INET6 && r->family == AF_INET6) {
+	if (t->addr.ss_family == AF_INET6) {
 		const struct sockaddr_in6 *in6 = (const void *)&t->addr;
-		return prefix_match(in6->sin6_addr.s6_addr, r->addr, r->prefix);
+		if (r->family == AF_INET6)
+			return prefix_match(in6->sin6_addr.s6_addr, r->addr, r->prefix);
+		/*
+		 * ::ffff:a.b.c.d reaches a.b.c.d through a dual-stack socket, so
+		 * IPv4 rules must see it as the IPv4 address it is, or a client
+		 * could walk around "cidr 10.0.0.0/8 -> block".
+		 */
+		if (r->family == AF_INET && IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr))
+			return prefix_match(in6->sin6_addr.s6_addr + 12, r->addr, r->prefix);
 	}
 	return false;
 }

@@ -41,6 +41,7 @@ int pipe_pool_init(struct pipe_pool *pp, unsigned max_free, unsigned pipe_size)
 	pp->pipe_size = pipe_size;
 	pp->in_use = 0;
 	pp->created = 0;
+	pp->copy_fallbacks = 0;
 	return 0;
 }
 
@@ -135,28 +136,27 @@ static enum splice_next finish(struct splice_dir *d, int dst, int *err)
 	return SPLICE_DONE;
 }
 
+/*
+ * One buffer-ful per wake-up: refill only when it is empty, and leave copy
+ * mode as soon as it is, so the next wake-up tries for a pipe again.
+ */
 static enum splice_next copy_pump(struct splice_dir *d, int src, int dst, int *err)
 {
-	size_t moved = 0;
 	ssize_t n;
 
-	for (;;) {
-		if (d->in_pipe == 0 && !d->eof) {
-			n = recv(src, d->buf, COPY_BUF, MSG_DONTWAIT);
-			if (n > 0) {
-				d->in_pipe = (uint32_t)n;
-				d->buf_off = 0;
-			} else if (n == 0) {
-				d->eof = true;
-			} else if (errno == EAGAIN || errno == EINTR) {
-				break;
-			} else {
-				*err = -errno;
-				return SPLICE_ERROR;
-			}
+	if (d->in_pipe == 0 && !d->eof) {
+		n = recv(src, d->buf, COPY_BUF, MSG_DONTWAIT);
+		if (n > 0) {
+			d->in_pipe = (uint32_t)n;
+			d->buf_off = 0;
+		} else if (n == 0) {
+			d->eof = true;
+		} else if (errno != EAGAIN && errno != EINTR) {
+			*err = -errno;
+			return SPLICE_ERROR;
 		}
-		if (d->in_pipe == 0)
-			break;
+	}
+	while (d->in_pipe > 0) {
 		n = send(dst, d->buf + d->buf_off, d->in_pipe, MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			return SPLICE_WAIT_DST;
@@ -167,9 +167,6 @@ static enum splice_next copy_pump(struct splice_dir *d, int src, int dst, int *e
 		d->buf_off += (uint32_t)n;
 		d->in_pipe -= (uint32_t)n;
 		d->bytes += (uint64_t)n;
-		moved += (size_t)n;
-		if (moved >= PUMP_BUDGET)
-			return d->in_pipe ? SPLICE_WAIT_DST : SPLICE_WAIT_SRC;
 	}
 	free(d->buf);
 	d->buf = NULL;
