@@ -585,11 +585,16 @@ void conn_accept(struct worker *w, unsigned inbound, int fd)
 	switch (in->type) {
 	case INBOUND_SOCKS5:
 		socks5_server_init(&c->hs->in.s5, inbound_requires_auth(in));
-		arm_poll(w, c, OPS_HS, OP_HS_POLL, fd, POLLIN);
+		/*
+		 * Clients speak first and usually at once: the greeting is often
+		 * queued by the time the accept completes, so read before
+		 * paying for a poll round trip (EAGAIN arms the poll).
+		 */
+		hs_readable(w, c);
 		break;
 	case INBOUND_HTTP:
 		http_connect_init(&c->hs->in.http, inbound_requires_auth(in));
-		arm_poll(w, c, OPS_HS, OP_HS_POLL, fd, POLLIN);
+		hs_readable(w, c);
 		break;
 	case INBOUND_FORWARD:
 		c->hs->target.kind = TARGET_DOMAIN;
