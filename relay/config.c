@@ -86,6 +86,8 @@ static void close_section(struct parser *p)
 		config_close_inbound(p);
 	else if (p->sec == SEC_OUTBOUND)
 		config_close_outbound(p);
+	else if (p->sec == SEC_WIREGUARD)
+		config_close_wireguard(p);
 	p->sec = SEC_NONE;
 	p->keys = NULL;
 	p->seen = 0;
@@ -147,6 +149,37 @@ static void open_named(struct parser *p, enum section_kind kind, const char *nam
 	p->sec = kind;
 }
 
+/* [wireguard NAME]: NAME is the interface name, so it follows IFNAMSIZ rules. */
+static void open_wireguard(struct parser *p, const char *name)
+{
+	struct config *c = p->c;
+	char q[QUOTE_BYTES];
+
+	if (!config_valid_name(name) || strlen(name) > CONFIG_IFNAME_MAX) {
+		config_err(p, p->line, NULL,
+		           "bad interface name \"%s\" (1..15 of A-Z a-z 0-9 . _ -)",
+		           config_quote(q, name));
+		return;
+	}
+	for (size_t i = 0; i < c->n_wireguards; i++) {
+		if (strcmp(c->wireguards[i].name, name) == 0) {
+			config_err(p, p->line, NULL, "duplicate section (first on line %d)",
+			           c->wireguards[i].line);
+			return;
+		}
+	}
+	if (c->n_wireguards == CONFIG_MAX_WIREGUARD) {
+		config_err(p, p->line, NULL, "too many wireguard sections (at most %d)",
+		           CONFIG_MAX_WIREGUARD);
+		return;
+	}
+	p->idx = c->n_wireguards++;
+	snprintf(c->wireguards[p->idx].name, sizeof(c->wireguards[p->idx].name), "%s", name);
+	c->wireguards[p->idx].line = p->line;
+	p->keys = config_wireguard_keys;
+	p->sec = SEC_WIREGUARD;
+}
+
 static void open_unnamed(struct parser *p, enum section_kind kind, int *line_seen)
 {
 	if (*line_seen) {
@@ -204,10 +237,15 @@ static void open_section(struct parser *p, char *s)
 		} else {
 			open_named(p, kind, name);
 		}
+	} else if (!strcmp(type, "wireguard")) {
+		if (!name)
+			config_err(p, p->line, NULL, "needs a name: [wireguard NAME]");
+		else
+			open_wireguard(p, name);
 	} else {
-		config_err(
-		        p, p->line, NULL,
-		        "unknown section (expected [main], [inbound NAME], [outbound NAME] or [route])");
+		config_err(p, p->line, NULL,
+		           "unknown section (expected [main], [inbound NAME], [outbound NAME], "
+		           "[route] or [wireguard NAME])");
 	}
 }
 
@@ -426,7 +464,7 @@ static int parse(struct parser *p)
 	if (rc > 0 && !p->errors) /* read_line() lets nothing malformed through */
 		config_err(p, p->line, NULL, "syntax error");
 	close_section(p);
-	if (p->inbound_headers == 0)
+	if (p->inbound_headers == 0 && p->c->n_wireguards == 0)
 		config_err(p, 1, NULL, "no [inbound NAME] section: nothing to listen on");
 	add_implicit(p, "direct", OUTBOUND_DIRECT);
 	add_implicit(p, "block", OUTBOUND_BLOCK);
@@ -512,6 +550,8 @@ void config_free(struct config *c)
 		free(in->users_file);
 		free(in->target_host);
 	}
+	for (size_t i = 0; i < c->n_wireguards; i++)
+		free(c->wireguards[i].conf);
 	for (size_t i = 0; i < c->n_outbounds; i++) {
 		struct outbound *o = &c->outbounds[i];
 		free(o->server_host);

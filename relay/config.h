@@ -14,7 +14,9 @@ enum config_limits {
 	CONFIG_MAX_INBOUNDS = 64,
 	CONFIG_MAX_OUTBOUNDS = 64,
 	CONFIG_MAX_RULES = 1024,
-	USERS_FIELD_MAX = 255, /* RFC 1929: ULEN and PLEN are one octet */
+	CONFIG_MAX_WIREGUARD = 16,
+	CONFIG_IFNAME_MAX = 15, /* IFNAMSIZ - 1 */
+	USERS_FIELD_MAX = 255,  /* RFC 1929: ULEN and PLEN are one octet */
 };
 
 enum log_level { LOG_ERROR = 0, LOG_WARN, LOG_INFO, LOG_DEBUG };
@@ -84,6 +86,13 @@ struct rule {
 	int line;
 };
 
+/* [wireguard NAME]: a userspace WireGuard interface NAME from a wg-quick file. */
+struct wireguard_sec {
+	char name[CONFIG_IFNAME_MAX + 1];
+	char *conf; /* wg-quick file; relative paths start at the INI's directory */
+	int line;
+};
+
 struct config {
 	char *file; /* "(built-in)" for the embedded default */
 	/* [main] */
@@ -105,6 +114,8 @@ struct config {
 	struct rule *rules;
 	size_t n_rules;
 	int route_default; /* outbound index */
+	struct wireguard_sec wireguards[CONFIG_MAX_WIREGUARD];
+	size_t n_wireguards;
 };
 
 /* The configuration used when spliced runs without -c. */

@@ -14,7 +14,15 @@ enum config_message_limits {
 	KEYS_PER_SECTION = 16,
 };
 
-enum section_kind { SEC_NONE = 0, SEC_SKIP, SEC_MAIN, SEC_INBOUND, SEC_OUTBOUND, SEC_ROUTE };
+enum section_kind {
+	SEC_NONE = 0,
+	SEC_SKIP,
+	SEC_MAIN,
+	SEC_INBOUND,
+	SEC_OUTBOUND,
+	SEC_ROUTE,
+	SEC_WIREGUARD,
+};
 
 /* A use of an outbound name, resolved once every section has been read. */
 enum ref_kind { REF_INBOUND = 1, REF_DEFAULT, REF_RULE };
@@ -68,10 +76,13 @@ config_err(struct parser *p, int line, const char *key, const char *fmt, ...);
 
 /* The key tables (config_keys.c). */
 extern const struct key config_main_keys[], config_inbound_keys[], config_outbound_keys[],
-        config_route_keys[];
+        config_route_keys[], config_wireguard_keys[];
 /* The checks at the end of an [inbound NAME] / [outbound NAME] section. */
 void config_close_inbound(struct parser *p);
 void config_close_outbound(struct parser *p);
+void config_close_wireguard(struct parser *p);
+/* v made absolute against the config file's directory; NULL (after kerr) on error. */
+char *config_path(struct parser *p, const char *v);
 
 static inline struct inbound *cur_in(struct parser *p)
 {

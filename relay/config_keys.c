@@ -233,27 +233,33 @@ static void set_user(struct parser *p, const char *v)
 		kerr(p, "out of memory");
 }
 
-static void set_users(struct parser *p, const char *v)
+char *config_path(struct parser *p, const char *v)
 {
-	struct inbound *in = cur_in(p);
 	bool rel = p->dir && v[0] != '/';
 	const char *sep = rel && p->dir[strlen(p->dir) - 1] != '/' ? "/" : "";
 	size_t need = strlen(v) + (rel ? strlen(p->dir) + strlen(sep) : 0);
+	char *out;
 
 	if (need > CONFIG_PATH_MAX) {
 		kerr(p, "path longer than %d bytes", CONFIG_PATH_MAX);
-		return;
+		return NULL;
 	}
-	in->users_file = malloc(need + 1);
-	if (!in->users_file) {
+	out = malloc(need + 1);
+	if (!out) {
 		kerr(p, "out of memory");
-		return;
+		return NULL;
 	}
 	/* Relative to the config file, so a reload finds it whatever the cwd. */
 	if (rel)
-		snprintf(in->users_file, need + 1, "%s%s%s", p->dir, sep, v);
+		snprintf(out, need + 1, "%s%s%s", p->dir, sep, v);
 	else
-		memcpy(in->users_file, v, need + 1);
+		memcpy(out, v, need + 1);
+	return out;
+}
+
+static void set_users(struct parser *p, const char *v)
+{
+	cur_in(p)->users_file = config_path(p, v);
 }
 
 static void set_target(struct parser *p, const char *v)
@@ -564,4 +570,24 @@ void config_close_outbound(struct parser *p)
 		config_err(p, p->key_line[OUT_USERNAME], "username", "set without password");
 	if (!(p->seen & 1u << OUT_USERNAME) && (p->seen & 1u << OUT_PASSWORD))
 		config_err(p, p->key_line[OUT_PASSWORD], "password", "set without username");
+}
+
+/* --- [wireguard NAME] --- */
+
+static void set_wg_config(struct parser *p, const char *v)
+{
+	p->c->wireguards[p->idx].conf = config_path(p, v);
+}
+
+const struct key config_wireguard_keys[] = {
+        {"config", set_wg_config, false, 0},
+        {NULL, NULL, false, 0},
+};
+
+void config_close_wireguard(struct parser *p)
+{
+	const struct wireguard_sec *wg = &p->c->wireguards[p->idx];
+
+	if (!wg->conf)
+		config_err(p, wg->line, NULL, "missing key: config (the wg-quick file)");
 }

@@ -18,6 +18,7 @@
 #include "loop.h"
 #include "resolve.h"
 #include "wg_main.h"
+#include "wireguard.h"
 #include "worker.h"
 
 enum exit_code { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_CONFIG = 2 };
@@ -301,6 +302,7 @@ int main(int argc, char **argv)
 	struct config *cfg = NULL;
 	struct server srv;
 	struct users *tables[CONFIG_MAX_INBOUNDS];
+	struct wg_hosted *wg = NULL;
 	sigset_t sigs;
 	int opt, ret, rc = EXIT_RUNTIME;
 
@@ -338,6 +340,10 @@ int main(int argc, char **argv)
 			        strerror(-ret));
 		return EXIT_CONFIG;
 	}
+	if (check && wg_hosted_check(cfg) < 0) {
+		config_free(cfg);
+		return EXIT_CONFIG;
+	}
 	if (check) {
 		printf("%s: configuration OK\n", cfg->file);
 		config_free(cfg);
@@ -368,9 +374,13 @@ int main(int argc, char **argv)
 		log_error("cannot start the resolver: %s", strerror(-ret));
 		goto out;
 	}
-	if (start_workers(&srv) == 0)
+	if (wg_hosted_start(cfg, &wg) < 0)
+		goto out;
+	if (cfg->n_inbounds == 0 || start_workers(&srv) == 0)
 		rc = serve(&srv, &sigs);
-	log_stats(&srv);
+	wg_hosted_stop(wg);
+	if (cfg->n_inbounds)
+		log_stats(&srv);
 out:
 	resolver_stop(srv.resolver);
 	for (int i = 0; i < srv.n_workers; i++)

@@ -410,7 +410,16 @@ static void test_errors(void)
 		const char *text, *expected;
 	} cases[] = {
 	        {"[foo]\nx = 1\n" IN, "t.ini:1: [foo]: unknown section (expected [main], [inbound "
-	                              "NAME], [outbound NAME] or [route])\n"},
+	                              "NAME], [outbound NAME], [route] or [wireguard NAME])\n"},
+	        {"[wireguard wg0]\n", "t.ini:1: [wireguard wg0]: missing key: config (the wg-quick "
+	                              "file)\n"},
+	        {"[wireguard]\nconfig = a\n" IN, "t.ini:1: [wireguard]: needs a name: [wireguard "
+	                                         "NAME]\n"},
+	        {"[wireguard a_very_long_name0]\nconfig = a\n" IN,
+	         "t.ini:1: [wireguard a_very_long_name0]: bad interface name \"a_very_long_name0\" "
+	         "(1..15 of A-Z a-z 0-9 . _ -)\n"},
+	        {"[wireguard w]\nconfig = a\nfoo = 1\n" IN,
+	         "t.ini:3: [wireguard w] foo: unknown key\n"},
 	        {"[main]\nfoo = 1\n" IN, "t.ini:2: [main] foo: unknown key\n"},
 	        {"[main]\nworkers = 2\nworkers = 3\n" IN,
 	         "t.ini:3: [main] workers: duplicate key (first set on line 2)\n"},
