@@ -51,6 +51,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "toolkit.h"
+
 enum {
 	CHUNK = 64 * 1024,    /* one send/recv */
 	ECHO_BUF = 16 * 1024, /* per echo connection, allocated only while bytes wait */
@@ -77,11 +79,6 @@ enum state {
 	ST_FAILED,
 };
 
-struct endpoint {
-	struct sockaddr_storage ss;
-	socklen_t len;
-};
-
 struct conn {
 	int fd;
 	enum state st;
@@ -94,59 +91,13 @@ struct conn {
 	const char *err;
 };
 
-static struct endpoint proxy, targets[MAX_TARGETS];
+static struct tk_endpoint proxy, targets[MAX_TARGETS];
 static int ntargets, use_proxy, no_half_close, epfd = -1;
 static int inflight_max = DEF_INFLIGHT;
 static long deadline_ms = -1;
 static struct conn *conns;
 static size_t nconns, capconns;
 static unsigned char scratch[CHUNK], expect[CHUNK];
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int parse_endpoint(const char *s, struct endpoint *ep)
-{
-	char host[128];
-	const char *colon;
-	memset(ep, 0, sizeof(*ep));
-	if (s[0] == '[') {
-		const char *end = strchr(s, ']');
-		if (!end || end[1] != ':' || (size_t)(end - s - 1) >= sizeof(host))
-			return -EINVAL;
-		memcpy(host, s + 1, end - s - 1);
-		host[end - s - 1] = 0;
-		colon = end + 1;
-	} else {
-		colon = strrchr(s, ':');
-		if (!colon || (size_t)(colon - s) >= sizeof(host))
-			return -EINVAL;
-		memcpy(host, s, colon - s);
-		host[colon - s] = 0;
-	}
-	int port = atoi(colon + 1);
-	if (port <= 0 || port > 65535)
-		return -EINVAL;
-	struct sockaddr_in *a4 = (struct sockaddr_in *)&ep->ss;
-	struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ep->ss;
-	if (inet_pton(AF_INET, host, &a4->sin_addr) == 1) {
-		a4->sin_family = AF_INET;
-		a4->sin_port = htons(port);
-		ep->len = sizeof(*a4);
-		return 0;
-	}
-	if (inet_pton(AF_INET6, host, &a6->sin6_addr) == 1) {
-		a6->sin6_family = AF_INET6;
-		a6->sin6_port = htons(port);
-		ep->len = sizeof(*a6);
-		return 0;
-	}
-	return -EINVAL;
-}
 
 static uint64_t parse_size(const char *s)
 {
@@ -274,12 +225,12 @@ static int serve(int argc, char **argv)
 	if (!tab || epfd < 0)
 		return 1;
 	for (int i = 0; i < argc; i++) {
-		struct endpoint ep;
+		struct tk_endpoint ep;
 		if (!strcmp(argv[i], "-q")) {
 			quiet = true;
 			continue;
 		}
-		if (parse_endpoint(argv[i], &ep)) {
+		if (tk_parse_endpoint(argv[i], &ep, false)) {
 			fprintf(stderr, "connhold: bad address %s\n", argv[i]);
 			return 2;
 		}
@@ -346,7 +297,7 @@ static void want(struct conn *c, uint32_t events)
 
 static int start_connect(struct conn *c)
 {
-	const struct endpoint *dst = use_proxy ? &proxy : &targets[c->id % ntargets];
+	const struct tk_endpoint *dst = use_proxy ? &proxy : &targets[c->id % ntargets];
 	c->fd = socket(dst->ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (c->fd < 0) {
 		fail(c, errno == EMFILE ? "client-emfile" : "socket");
@@ -373,26 +324,12 @@ static void send_all_small(struct conn *c, const void *p, size_t n)
 
 static void socks_request(struct conn *c)
 {
-	const struct endpoint *t = &targets[c->id % ntargets];
-	unsigned char req[22] = {5, 1, 0};
-	size_t n;
-	if (t->ss.ss_family == AF_INET) {
-		const struct sockaddr_in *a = (const struct sockaddr_in *)&t->ss;
-		req[3] = 1;
-		memcpy(req + 4, &a->sin_addr, 4);
-		memcpy(req + 8, &a->sin_port, 2);
-		n = 10;
-	} else {
-		const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)&t->ss;
-		req[3] = 4;
-		memcpy(req + 4, &a->sin6_addr, 16);
-		memcpy(req + 20, &a->sin6_port, 2);
-		n = 22;
-	}
+	unsigned char req[TK_SOCKS5_REQ_MAX];
+	size_t n = tk_socks5_request(req, &targets[c->id % ntargets].ss);
 	send_all_small(c, req, n);
 	c->st = ST_REPLY;
 	c->hs_len = 0;
-	c->hs_want = 5; /* VER REP RSV ATYP + first address byte (domain length) */
+	c->hs_want = TK_SOCKS5_REPLY_HEAD; /* up to the domain length byte */
 }
 
 /* Reads handshake bytes; returns true once hs_want bytes are in. */
@@ -453,7 +390,7 @@ static void on_handshake(struct conn *c, uint32_t events)
 		fail(c, r);
 		return;
 	}
-	size_t total = c->hs[3] == 1 ? 10 : c->hs[3] == 4 ? 22 : c->hs[3] == 3 ? 7u + c->hs[4] : 0;
+	size_t total = tk_socks5_reply_len(c->hs);
 	if (!total || total > sizeof(c->hs)) {
 		fail(c, "bad-atyp");
 		return;
@@ -523,7 +460,7 @@ static struct conn *add_conns(size_t n)
 static void open_batch(size_t from, int64_t until)
 {
 	size_t next = from, pending = 0;
-	int64_t progress = now_ms();
+	int64_t progress = tk_now_ms();
 	struct epoll_event evs[EPOLL_BATCH];
 	for (;;) {
 		while (next < nconns && pending < (size_t)inflight_max) {
@@ -533,12 +470,12 @@ static void open_batch(size_t from, int64_t until)
 		}
 		if (!pending && next == nconns)
 			break;
-		int64_t left = until - now_ms();
-		if (left <= 0 || now_ms() - progress > STALL_MS)
+		int64_t left = until - tk_now_ms();
+		if (left <= 0 || tk_now_ms() - progress > STALL_MS)
 			break;
 		int n = epoll_wait(epfd, evs, EPOLL_BATCH, left > 100 ? 100 : (int)left);
 		if (n > 0)
-			progress = now_ms();
+			progress = tk_now_ms();
 		for (int i = 0; i < n; i++) {
 			struct conn *c = &conns[evs[i].data.u64];
 			if (c->st < ST_CONNECTING || c->st > ST_REPLY) {
@@ -608,7 +545,7 @@ static void cmd_ping(int64_t until)
 		pending++;
 	}
 	struct epoll_event evs[EPOLL_BATCH];
-	while (pending && now_ms() < until) {
+	while (pending && tk_now_ms() < until) {
 		int n = epoll_wait(epfd, evs, EPOLL_BATCH, 100);
 		for (int i = 0; i < n; i++) {
 			struct conn *c = &conns[evs[i].data.u64];
@@ -667,7 +604,7 @@ static int hold(long cmd_ms)
 {
 	char line[128];
 	while (fgets(line, sizeof(line), stdin)) {
-		int64_t until = now_ms() + cmd_ms;
+		int64_t until = tk_now_ms() + cmd_ms;
 		unsigned long n = 0;
 		if (sscanf(line, "open %lu", &n) == 1) {
 			cmd_open(n, until);
@@ -764,7 +701,7 @@ static void xfer_step(struct conn *c, uint64_t total, uint64_t allowed, uint32_t
 
 static int run(size_t n, uint64_t bytes, uint64_t rate, long run_ms)
 {
-	int64_t t0 = now_ms(), until = t0 + run_ms;
+	int64_t t0 = tk_now_ms(), until = t0 + run_ms;
 	if (!add_conns(n))
 		return 1;
 	open_batch(0, until);
@@ -777,14 +714,14 @@ static int run(size_t n, uint64_t bytes, uint64_t rate, long run_ms)
 		want(&conns[i], EPOLLIN | EPOLLOUT);
 		active++;
 	}
-	int64_t x0 = now_ms(), progress = x0;
+	int64_t x0 = tk_now_ms(), progress = x0;
 	struct epoll_event evs[EPOLL_BATCH];
-	while (active && now_ms() < until && now_ms() - progress < STALL_MS) {
+	while (active && tk_now_ms() < until && tk_now_ms() - progress < STALL_MS) {
 		int nev = epoll_wait(epfd, evs, EPOLL_BATCH, rate ? 5 : 100);
 		if (nev > 0)
-			progress = now_ms();
+			progress = tk_now_ms();
 		uint64_t allowed =
-		        rate ? (uint64_t)((now_ms() - x0) * (double)rate / 1000) + 1 : bytes;
+		        rate ? (uint64_t)((tk_now_ms() - x0) * (double)rate / 1000) + 1 : bytes;
 		for (int i = 0; i < nev; i++) {
 			struct conn *c = &conns[evs[i].data.u64];
 			if (c->st != ST_XFER)
@@ -803,14 +740,14 @@ static int run(size_t n, uint64_t bytes, uint64_t rate, long run_ms)
 	for (size_t i = 0; i < nconns; i++) {
 		struct conn *c = &conns[i];
 		if (c->st == ST_XFER)
-			fail(c, now_ms() - progress >= STALL_MS ? "stalled" : "timeout");
+			fail(c, tk_now_ms() - progress >= STALL_MS ? "stalled" : "timeout");
 		moved += c->rx;
 		if (c->st == ST_DONE)
 			t.ok++;
 		else
 			tally_fail(&t, c->err);
 	}
-	double secs = (now_ms() - t0) / 1000.0;
+	double secs = (tk_now_ms() - t0) / 1000.0;
 	printf("run ok %zu fail %zu bytes %llu secs %.2f MBps %.1f", t.ok, t.bad,
 	       (unsigned long long)moved, secs, moved / 1e6 / (secs > 0 ? secs : 1));
 	for (int i = 0; i < MAX_REASONS && t.why[i]; i++)
@@ -846,11 +783,12 @@ int main(int argc, char **argv)
 			return usage();
 		i++;
 		if (!strcmp(a, "-s")) {
-			if (parse_endpoint(v, &proxy))
+			if (tk_parse_endpoint(v, &proxy, false))
 				return usage();
 			use_proxy = 1;
 		} else if (!strcmp(a, "-t")) {
-			if (ntargets == MAX_TARGETS || parse_endpoint(v, &targets[ntargets++]))
+			if (ntargets == MAX_TARGETS ||
+			    tk_parse_endpoint(v, &targets[ntargets++], false))
 				return usage();
 		} else if (!strcmp(a, "-w")) {
 			deadline_ms = atol(v);

@@ -32,6 +32,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "toolkit.h"
+
 enum {
 	MAX_THREADS = 64,
 	MAX_TARGETS = 32,
@@ -50,108 +52,38 @@ enum err {
 
 static const char *const err_name[E_COUNT] = {"socket", "connect", "greeting", "reply", "echo"};
 
-struct endpoint {
-	struct sockaddr_storage ss;
-	socklen_t len;
-};
-
-static struct endpoint proxy, targets[MAX_TARGETS];
+static struct tk_endpoint proxy, targets[MAX_TARGETS];
 static int ntargets, use_proxy, msg_len = 32;
 static atomic_bool stop;
 static atomic_ulong total_ok, errors[E_COUNT];
 
-static int parse_endpoint(const char *s, struct endpoint *ep)
-{
-	char host[128];
-	const char *colon = strrchr(s, ':');
-	if (!colon || (size_t)(colon - s) >= sizeof(host))
-		return -EINVAL;
-	size_t hl = colon - s;
-	if (s[0] == '[' && hl >= 2 && s[hl - 1] == ']') {
-		memcpy(host, s + 1, hl - 2);
-		host[hl - 2] = 0;
-	} else {
-		memcpy(host, s, hl);
-		host[hl] = 0;
-	}
-	int port = atoi(colon + 1);
-	memset(ep, 0, sizeof(*ep));
-	struct sockaddr_in *a4 = (struct sockaddr_in *)&ep->ss;
-	struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ep->ss;
-	if (port > 0 && port < 65536 && inet_pton(AF_INET, host, &a4->sin_addr) == 1) {
-		a4->sin_family = AF_INET;
-		a4->sin_port = htons(port);
-		ep->len = sizeof(*a4);
-		return 0;
-	}
-	if (port > 0 && port < 65536 && inet_pton(AF_INET6, host, &a6->sin6_addr) == 1) {
-		a6->sin6_family = AF_INET6;
-		a6->sin6_port = htons(port);
-		ep->len = sizeof(*a6);
-		return 0;
-	}
-	return -EINVAL;
-}
-
-static int read_full(int fd, void *p, size_t n)
-{
-	size_t got = 0;
-	while (got < n) {
-		ssize_t r = recv(fd, (char *)p + got, n - got, 0);
-		if (r <= 0)
-			return -1;
-		got += r;
-	}
-	return 0;
-}
-
-static int write_full(int fd, const void *p, size_t n)
-{
-	return send(fd, p, n, MSG_NOSIGNAL) == (ssize_t)n ? 0 : -1;
-}
-
 /* SOCKS5 greeting, method choice, CONNECT request and reply (RFC 1928). */
-static int socks_connect(int fd, const struct endpoint *t)
+static int socks_connect(int fd, const struct tk_endpoint *t)
 {
 	static const unsigned char greet[3] = {5, 1, 0};
-	unsigned char req[22] = {5, 1, 0}, rep[22];
-	size_t n;
-	if (write_full(fd, greet, 3) || read_full(fd, rep, 2) || rep[0] != 5 || rep[1] != 0)
+	unsigned char req[TK_SOCKS5_REQ_MAX], rep[4 + 1 + 255 + 2]; /* room for a domain BND */
+	if (tk_write_full(fd, greet, 3) || tk_read_full(fd, rep, 2) || rep[0] != 5 || rep[1] != 0)
 		return E_GREETING;
-	if (t->ss.ss_family == AF_INET) {
-		const struct sockaddr_in *a = (const struct sockaddr_in *)&t->ss;
-		req[3] = 1;
-		memcpy(req + 4, &a->sin_addr, 4);
-		memcpy(req + 8, &a->sin_port, 2);
-		n = 10;
-	} else {
-		const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)&t->ss;
-		req[3] = 4;
-		memcpy(req + 4, &a->sin6_addr, 16);
-		memcpy(req + 20, &a->sin6_port, 2);
-		n = 22;
-	}
-	if (write_full(fd, req, n) || read_full(fd, rep, 5) || rep[1] != 0)
+	size_t n = tk_socks5_request(req, &t->ss);
+	if (tk_write_full(fd, req, n) || tk_read_full(fd, rep, TK_SOCKS5_REPLY_HEAD) || rep[1] != 0)
 		return E_REPLY;
-	/* rest of BND.ADDR + BND.PORT: 4+2-1 for IPv4, 16+2-1 for IPv6 */
-	size_t rest = rep[3] == 1 ? 5 : rep[3] == 4 ? 17 : rep[3] == 3 ? rep[4] + 2u : 0;
-	if (!rest || read_full(fd, rep, rest))
+	/* the rest of BND.ADDR + BND.PORT */
+	size_t len = tk_socks5_reply_len(rep);
+	if (!len || tk_read_full(fd, rep, len - TK_SOCKS5_REPLY_HEAD))
 		return E_REPLY;
 	return -1;
 }
 
 static int one_conn(int tid, unsigned long k, unsigned char *msg, unsigned char *back)
 {
-	const struct endpoint *t = &targets[k % ntargets];
-	const struct endpoint *dst = use_proxy ? &proxy : t;
+	const struct tk_endpoint *t = &targets[k % ntargets];
+	const struct tk_endpoint *dst = use_proxy ? &proxy : t;
 	int fd = socket(dst->ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return E_SOCKET;
 	int one = 1, rc = -1;
-	struct timeval tv = {.tv_sec = IO_TIMEOUT_S};
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	tk_set_timeouts(fd, IO_TIMEOUT_S);
 	if (dst->ss.ss_family == AF_INET) {
 		struct sockaddr_in src = {.sin_family = AF_INET};
 		src.sin_addr.s_addr = htonl(0x7f000000u | (10u + (unsigned)tid));
@@ -166,7 +98,7 @@ static int one_conn(int tid, unsigned long k, unsigned char *msg, unsigned char 
 	if (use_proxy && (rc = socks_connect(fd, t)) >= 0)
 		goto out;
 	msg[0] = (unsigned char)k;
-	if (write_full(fd, msg, msg_len) || read_full(fd, back, msg_len) ||
+	if (tk_write_full(fd, msg, msg_len) || tk_read_full(fd, back, msg_len) ||
 	    memcmp(msg, back, msg_len)) {
 		rc = E_ECHO;
 		goto out;
@@ -213,11 +145,12 @@ int main(int argc, char **argv)
 			goto usage;
 		i++;
 		if (!strcmp(a, "-s")) {
-			if (parse_endpoint(v, &proxy))
+			if (tk_parse_endpoint(v, &proxy, false))
 				goto usage;
 			use_proxy = 1;
 		} else if (!strcmp(a, "-t")) {
-			if (ntargets == MAX_TARGETS || parse_endpoint(v, &targets[ntargets++]))
+			if (ntargets == MAX_TARGETS ||
+			    tk_parse_endpoint(v, &targets[ntargets++], false))
 				goto usage;
 		} else if (!strcmp(a, "-j")) {
 			nthreads = atoi(v);

@@ -36,6 +36,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "toolkit.h"
+
 enum {
 	MAX_PAYLOAD = 1 << 20,
 	SHOW_BYTES = 64, /* reply bytes printed in hex */
@@ -46,24 +48,6 @@ static unsigned char payload[MAX_PAYLOAD];
 static size_t chunk_end[256], nchunks, plen;
 static unsigned char reply[KEEP_BYTES];
 static size_t rlen, rtotal;
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
 
 static int put(unsigned char b)
 {
@@ -76,7 +60,7 @@ static int put(unsigned char b)
 static int add_hex(const char *s)
 {
 	for (; s[0] && s[1]; s += 2) {
-		int h = hexval(s[0]), l = hexval(s[1]);
+		int h = tk_hexval(s[0]), l = tk_hexval(s[1]);
 		if (h < 0 || l < 0 || put((unsigned char)(h << 4 | l)))
 			return -EINVAL;
 	}
@@ -93,8 +77,8 @@ static int add_text(const char *s)
 				b = '\r';
 			else if (*s == 'n')
 				b = '\n';
-			else if (*s == 'x' && hexval(s[1]) >= 0 && hexval(s[2]) >= 0) {
-				b = hexval(s[1]) << 4 | hexval(s[2]);
+			else if (*s == 'x' && tk_hexval(s[1]) >= 0 && tk_hexval(s[2]) >= 0) {
+				b = tk_hexval(s[1]) << 4 | tk_hexval(s[2]);
 				s += 2;
 			} else
 				b = (unsigned char)*s;
@@ -111,45 +95,12 @@ static void end_chunk(void)
 		chunk_end[nchunks++] = plen;
 }
 
-static int parse_endpoint(const char *s, struct sockaddr_storage *ss, socklen_t *len)
-{
-	char host[128];
-	const char *colon = strrchr(s, ':');
-	if (!colon || (size_t)(colon - s) >= sizeof(host))
-		return -EINVAL;
-	size_t hl = colon - s;
-	if (s[0] == '[' && hl >= 2 && s[hl - 1] == ']') {
-		memcpy(host, s + 1, hl - 2);
-		host[hl - 2] = 0;
-	} else {
-		memcpy(host, s, hl);
-		host[hl] = 0;
-	}
-	int port = atoi(colon + 1);
-	memset(ss, 0, sizeof(*ss));
-	struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
-	struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
-	if (inet_pton(AF_INET, host, &a4->sin_addr) == 1) {
-		a4->sin_family = AF_INET;
-		a4->sin_port = htons(port);
-		*len = sizeof(*a4);
-		return 0;
-	}
-	if (inet_pton(AF_INET6, host, &a6->sin6_addr) == 1) {
-		a6->sin6_family = AF_INET6;
-		a6->sin6_port = htons(port);
-		*len = sizeof(*a6);
-		return 0;
-	}
-	return -EINVAL;
-}
-
 /* Reads whatever is there for up to ms; returns 0 open, 1 eof, 2 reset. */
 static int drain(int fd, int ms)
 {
-	int64_t until = now_ms() + ms;
+	int64_t until = tk_now_ms() + ms;
 	for (;;) {
-		int64_t left = until - now_ms();
+		int64_t left = until - tk_now_ms();
 		struct pollfd p = {.fd = fd, .events = POLLIN};
 		if (left < 0)
 			left = 0;
@@ -174,15 +125,14 @@ static int drain(int fd, int ms)
 
 int main(int argc, char **argv)
 {
-	struct sockaddr_storage ss;
-	socklen_t sl;
+	struct tk_endpoint ep;
 	int delay = 0, wait_ms = 5000;
 	bool bytewise = false, half = false, kill_after = false;
 	unsigned repeat = 0;
 	uint32_t seed = 0;
 
 	signal(SIGPIPE, SIG_IGN);
-	if (argc < 2 || parse_endpoint(argv[1], &ss, &sl))
+	if (argc < 2 || tk_parse_endpoint(argv[1], &ep, true))
 		goto usage;
 	for (int i = 2; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -237,14 +187,14 @@ int main(int argc, char **argv)
 		}
 	}
 
-	int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&ss, sl)) {
+	int fd = socket(ep.ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&ep.ss, ep.len)) {
 		printf("reply=- bytes=0 end=connect-%s ms=0 total_ms=0\n", strerror(errno));
 		return 1;
 	}
 	int one = 1;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	int64_t t0 = now_ms(), tlast = t0;
+	int64_t t0 = tk_now_ms(), tlast = t0;
 	int end = 0;
 	size_t off = 0;
 	for (size_t c = 0; c < nchunks && !end; c++) {
@@ -263,7 +213,7 @@ int main(int argc, char **argv)
 				break;
 			}
 			off += w;
-			tlast = now_ms();
+			tlast = tk_now_ms();
 		}
 	}
 	const char *how;
@@ -276,7 +226,7 @@ int main(int argc, char **argv)
 			end = drain(fd, wait_ms);
 		how = end == 1 ? "eof" : end == 2 ? "reset" : "timeout";
 	}
-	int64_t t1 = now_ms();
+	int64_t t1 = tk_now_ms();
 	close(fd);
 
 	printf("reply=");

@@ -22,6 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "toolkit.h"
+
 /* Exit statuses scripts assert on; SOCKS5 replies map to EX_REP_BASE + REP. */
 enum {
 	EX_OK = 0,
@@ -115,29 +117,6 @@ static void addr_str(const struct sockaddr *sa, char *buf, size_t len)
 	}
 }
 
-/* Split "host:port" or "[v6]:port" in place; brackets are removed from host. */
-static int split_hostport(char *s, char **host, char **port)
-{
-	char *colon;
-
-	if (s[0] == '[') {
-		char *end = strchr(s, ']');
-		if (!end || end[1] != ':')
-			return -EINVAL;
-		*end = '\0';
-		*host = s + 1;
-		*port = end + 2;
-		return 0;
-	}
-	colon = strrchr(s, ':');
-	if (!colon)
-		return -EINVAL;
-	*colon = '\0';
-	*host = s;
-	*port = colon + 1;
-	return 0;
-}
-
 static void strip_brackets(const char *in, char *out, size_t len)
 {
 	size_t n = strlen(in);
@@ -147,14 +126,6 @@ static void strip_brackets(const char *in, char *out, size_t len)
 		return;
 	}
 	snprintf(out, len, "%s", in);
-}
-
-static void set_timeouts(int fd, int secs)
-{
-	struct timeval tv = {.tv_sec = secs};
-
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 }
 
 /* Returns a connected socket or -errno (timeout: -ETIMEDOUT). */
@@ -177,7 +148,7 @@ static int tcp_connect(const char *host_in, const char *port, int secs)
 			continue;
 		}
 		/* SO_SNDTIMEO bounds a blocking connect(); it then fails with EINPROGRESS. */
-		set_timeouts(fd, secs);
+		tk_set_timeouts(fd, secs);
 		if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
 			break;
 		err = errno == EINPROGRESS ? -ETIMEDOUT : -errno;
@@ -186,43 +157,6 @@ static int tcp_connect(const char *host_in, const char *port, int secs)
 	}
 	freeaddrinfo(res);
 	return fd >= 0 ? fd : err;
-}
-
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-/* Reads exactly len bytes; -EPIPE on EOF, -EAGAIN on SO_RCVTIMEO. */
-static int read_full(int fd, void *buf, size_t len)
-{
-	char *p = buf;
-
-	while (len) {
-		ssize_t n = read(fd, p, len);
-		if (n == 0)
-			return -EPIPE;
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
 }
 
 static int proto_fail(const char *what, int err)
@@ -235,14 +169,13 @@ static int socks5_handshake(int fd, const struct opts *o)
 {
 	unsigned char buf[600], *p = buf;
 	char host[256];
-	struct in_addr a4;
-	struct in6_addr a6;
+	struct tk_endpoint ep;
 	int err, alen;
 	unsigned port = (unsigned)atoi(o->port);
 
 	/* RFC 1928 §3: offer only user/pass when we hold credentials so the server must ask. */
 	unsigned char greet[3] = {5, 1, o->user ? 2 : 0};
-	if ((err = write_all(fd, greet, sizeof(greet))) || (err = read_full(fd, buf, 2)))
+	if ((err = tk_write_full(fd, greet, sizeof(greet))) || (err = tk_read_full(fd, buf, 2)))
 		return proto_fail("socks5 method reply", err);
 	fprintf(stderr, "METHOD=0x%02x\n", buf[1]);
 	if (buf[0] != 5 || buf[1] == 0xff)
@@ -259,7 +192,8 @@ static int socks5_handshake(int fd, const struct opts *o)
 		*p++ = (unsigned char)pl;
 		memcpy(p, o->pass ? o->pass : "", pl);
 		p += pl;
-		if ((err = write_all(fd, buf, (size_t)(p - buf))) || (err = read_full(fd, buf, 2)))
+		if ((err = tk_write_full(fd, buf, (size_t)(p - buf))) ||
+		    (err = tk_read_full(fd, buf, 2)))
 			return proto_fail("socks5 auth reply", err);
 		fprintf(stderr, "AUTH=0x%02x\n", buf[1]);
 		if (buf[1] != 0)
@@ -270,34 +204,28 @@ static int socks5_handshake(int fd, const struct opts *o)
 
 	/* RFC 1928 §4: VER CMD=CONNECT RSV ATYP DST.ADDR DST.PORT */
 	strip_brackets(o->host, host, sizeof(host));
-	p = buf;
-	*p++ = 5;
-	*p++ = 1;
-	*p++ = 0;
-	if (inet_pton(AF_INET, host, &a4) == 1) {
-		*p++ = 1;
-		memcpy(p, &a4, 4);
-		p += 4;
-	} else if (inet_pton(AF_INET6, host, &a6) == 1) {
-		*p++ = 4;
-		memcpy(p, &a6, 16);
-		p += 16;
+	if (tk_numeric_endpoint(host, (int)port, &ep) == 0) {
+		p = buf + tk_socks5_request(buf, &ep.ss);
 	} else {
 		size_t hl = strlen(host);
 		if (hl > 255)
 			return EX_USAGE;
+		p = buf;
+		*p++ = 5;
+		*p++ = 1;
+		*p++ = 0;
 		*p++ = 3;
 		*p++ = (unsigned char)hl;
 		memcpy(p, host, hl);
 		p += hl;
+		*p++ = (unsigned char)(port >> 8);
+		*p++ = (unsigned char)port;
 	}
-	*p++ = (unsigned char)(port >> 8);
-	*p++ = (unsigned char)port;
-	if ((err = write_all(fd, buf, (size_t)(p - buf))))
+	if ((err = tk_write_full(fd, buf, (size_t)(p - buf))))
 		return proto_fail("socks5 request", err);
 
 	/* Reply: VER REP RSV ATYP BND.ADDR BND.PORT; report REP before reading the rest. */
-	if ((err = read_full(fd, buf, 4)))
+	if ((err = tk_read_full(fd, buf, 4)))
 		return proto_fail("socks5 reply", err);
 	fprintf(stderr, "REP=0x%02x\n", buf[1]);
 	if (buf[0] != 5)
@@ -313,11 +241,11 @@ static int socks5_handshake(int fd, const struct opts *o)
 		              : proto_fail("socks5 reply atyp", -EPROTO);
 	int rep = buf[1], atyp = buf[3];
 	if (alen < 0) {
-		if ((err = read_full(fd, buf, 1)))
+		if ((err = tk_read_full(fd, buf, 1)))
 			goto tail;
 		alen = buf[0];
 	}
-	if ((err = read_full(fd, buf, (size_t)alen + 2)))
+	if ((err = tk_read_full(fd, buf, (size_t)alen + 2)))
 		goto tail;
 	if (atyp == 3) {
 		fprintf(stderr, "BND=%.*s:%u\n", alen, buf, buf[alen] << 8 | buf[alen + 1]);
@@ -379,11 +307,11 @@ static int http_handshake(int fd, const struct opts *o)
 	}
 	len = snprintf(req, sizeof(req), "CONNECT %s:%s HTTP/1.1\r\nHost: %s:%s\r\n%s\r\n", host,
 	               o->port, host, o->port, auth);
-	if ((err = write_all(fd, req, (size_t)len)))
+	if ((err = tk_write_full(fd, req, (size_t)len)))
 		return proto_fail("http request", err);
 	/* Byte by byte so no tunnel data after the header is swallowed. */
 	while (n < sizeof(hdr) - 1) {
-		if ((err = read_full(fd, hdr + n, 1)))
+		if ((err = tk_read_full(fd, hdr + n, 1)))
 			break;
 		n++;
 		if (n >= 4 && !memcmp(hdr + n - 4, "\r\n\r\n", 4))
@@ -400,17 +328,6 @@ static int http_handshake(int fd, const struct opts *o)
 	return EX_OK;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Send raw bytes, then print whatever comes back until EOF, reset or timeout. */
 static int raw_exchange(int fd, const struct opts *o)
 {
@@ -425,13 +342,13 @@ static int raw_exchange(int fd, const struct opts *o)
 			h++;
 		if (!h[0])
 			break;
-		if (hexval(h[0]) < 0 || hexval(h[1]) < 0 || n >= sizeof(out)) {
+		if (tk_hexval(h[0]) < 0 || tk_hexval(h[1]) < 0 || n >= sizeof(out)) {
 			fprintf(stderr, "xfer: bad --raw-handshake hex\n");
 			return EX_USAGE;
 		}
-		out[n++] = (unsigned char)(hexval(h[0]) << 4 | hexval(h[1]));
+		out[n++] = (unsigned char)(tk_hexval(h[0]) << 4 | tk_hexval(h[1]));
 	}
-	if ((err = write_all(fd, out, n))) {
+	if ((err = tk_write_full(fd, out, n))) {
 		fprintf(stderr, "xfer: raw send: %s\n", strerror(-err));
 		end = err == -ECONNRESET || err == -EPIPE ? "reset" : "error";
 		goto done;
@@ -514,7 +431,7 @@ static void *pump_up(void *arg)
 			}
 			n = read(0, buf, CHUNK);
 			if (n > 0) {
-				int err = write_all(r->fd, buf, (size_t)n);
+				int err = tk_write_full(r->fd, buf, (size_t)n);
 				if (err) {
 					r->up_err = -err;
 					break;
@@ -570,7 +487,7 @@ static int pump_down(struct relay *r, long long *recvd)
 				break;
 			}
 			n = read(r->fd, buf, want);
-			if (n > 0 && (err = -write_all(1, buf, (size_t)n)))
+			if (n > 0 && (err = -tk_write_full(1, buf, (size_t)n)))
 				break;
 		}
 		if (n < 0 && errno == EINTR)
@@ -590,14 +507,12 @@ static int pump_down(struct relay *r, long long *recvd)
 static int relay_stdio(int fd, const struct opts *o)
 {
 	struct relay r = {.fd = fd, .o = o};
-	struct timeval tv = {0};
 	pthread_t up;
 	long long recvd = 0;
 	int err, rc = EX_OK;
 
 	/* The data phase has no deadline: the script's own timeout bounds it. */
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	tk_set_timeouts(fd, 0);
 	if (o->reset_after == 0)
 		reset_and_exit(fd, 0, 0);
 	if (o->after_eof) {
@@ -664,7 +579,7 @@ static int echo(int fd, const struct opts *o)
 			break;
 		}
 		recvd += n;
-		if (write_all(fd, buf, (size_t)n)) {
+		if (tk_write_full(fd, buf, (size_t)n)) {
 			rc = EX_RESET;
 			break;
 		}
@@ -699,26 +614,21 @@ static int write_port_file(const char *path, unsigned port)
 
 static int do_listen(const struct opts *o)
 {
-	struct sockaddr_storage ss = {0};
+	struct tk_endpoint ep;
+	struct sockaddr_storage ss;
 	socklen_t sl;
 	char host[256], peer[80];
 	int lfd, one = 1;
 
 	strip_brackets(o->host, host, sizeof(host));
-	struct sockaddr_in *s4 = (void *)&ss;
-	struct sockaddr_in6 *s6 = (void *)&ss;
-	if (inet_pton(AF_INET, host, &s4->sin_addr) == 1) {
-		s4->sin_family = AF_INET;
-		s4->sin_port = htons((uint16_t)atoi(o->port));
-		sl = sizeof(*s4);
-	} else if (inet_pton(AF_INET6, host, &s6->sin6_addr) == 1) {
-		s6->sin6_family = AF_INET6;
-		s6->sin6_port = htons((uint16_t)atoi(o->port));
-		sl = sizeof(*s6);
-	} else {
+	if (tk_numeric_endpoint(host, (uint16_t)atoi(o->port), &ep)) {
 		fprintf(stderr, "xfer: listen needs a numeric address, got %s\n", host);
 		return EX_USAGE;
 	}
+	ss = ep.ss;
+	sl = ep.len;
+	struct sockaddr_in *s4 = (void *)&ss;
+	struct sockaddr_in6 *s6 = (void *)&ss;
 	lfd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (lfd < 0)
 		return EX_IO;
@@ -773,7 +683,7 @@ static int do_connect(const struct opts *o)
 
 	if (via) {
 		snprintf(spec, sizeof(spec), "%s", via);
-		if (split_hostport(spec, &ph, &pp)) {
+		if (tk_split_hostport(spec, &ph, &pp)) {
 			fprintf(stderr, "xfer: bad proxy address %s\n", via);
 			return EX_USAGE;
 		}
