@@ -321,3 +321,71 @@ table inet spl_drop_$2 {
 NFT
 	ip netns exec "$1" nft -f "$f"
 }
+
+# --- descriptors and time -------------------------------------------------
+
+# spliced's workers each own a private descriptor table (unshare(CLONE_FILES)),
+# so /proc/PID/fd shows only the main thread's: look at every task's table and
+# count each open file once (by inode).
+fd_targets() { ls -l /proc/"$1"/task/*/fd 2>/dev/null | awk '$NF ~ /:\[/ || $NF ~ /^\// { print $NF }' | sort -u; }
+# sock_count PID: its sockets; pooled pipes may legitimately outlive a connection.
+sock_count() { fd_targets "$1" | grep -c '^socket:'; }
+# fd_kinds PID: "N socket, N pipe, ..." for diagnostics.
+fd_kinds() { fd_targets "$1" | sed 's/:.*//; s/^\/.*/file/' | sort | uniq -c | awk '{ printf "%s%s %s", sep, $1, $2; sep = ", " }'; }
+# wait_socks PID WANT SECONDS: wait until the process holds at most WANT sockets.
+wait_socks() {
+	local i
+	for i in $(seq $(($3 * 10))); do
+		[ "$(sock_count "$1")" -le "$2" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+# now_ms: monotonic enough wall clock in milliseconds.
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+# --- connhold hold sessions -----------------------------------------------
+
+# holder NAME CONNHOLD-ARGS...: a "connhold ... hold" driven through a FIFO
+# ($CONNHOLD, set by the script). hsend NAME CMD sends without waiting; hwait NAME
+# waits (up to 60 s, less if connhold dies) for that command's answer line, into r;
+# hask NAME CMD does both; hquit NAME ends the session.
+declare -gA H_FD H_PID H_N
+holder() {
+	local name=$1 fd
+	shift
+	mkfifo "$T_TMP/$name.in"
+	"$CONNHOLD" "$@" hold <"$T_TMP/$name.in" >"$T_TMP/$name.out" 2>&1 &
+	H_PID[$name]=$!
+	on_cleanup_pid $!
+	exec {fd}>"$T_TMP/$name.in"
+	H_FD[$name]=$fd
+	H_N[$name]=0
+}
+hsend() {
+	echo "$2" >&"${H_FD[$1]}"
+	H_N[$1]=$((H_N[$1] + 1))
+}
+hwait() {
+	local i n=${H_N[$1]}
+	for i in $(seq 1200); do
+		if [ "$(wc -l <"$T_TMP/$1.out")" -ge "$n" ]; then
+			r=$(sed -n "${n}p" "$T_TMP/$1.out")
+			return 0
+		fi
+		kill -0 "${H_PID[$1]}" 2>/dev/null || break
+		sleep 0.05
+	done
+	r="no answer from connhold $1: $(tail -n 3 "$T_TMP/$1.out")"
+	return 1
+}
+hask() {
+	hsend "$1" "$2"
+	hwait "$1"
+}
+hquit() {
+	local fd=${H_FD[$1]}
+	echo quit >&"$fd"
+	exec {fd}>&-
+	wait_pid "${H_PID[$1]}" 10 >/dev/null
+}

@@ -20,12 +20,6 @@ need "$CONNHOLD" "$PROBE"
 ulimit -n "$(ulimit -Hn)"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 
-# spliced's workers each own a private descriptor table (unshare(CLONE_FILES)),
-# so /proc/PID/fd shows only the main thread's: look at every task's table and
-# count each open file once (by inode).
-fd_targets() { ls -l /proc/"$1"/task/*/fd 2>/dev/null | awk '$NF ~ /:\[/ || $NF ~ /^\// { print $NF }' | sort -u; }
-# fd_kinds PID: "N socket, N pipe, ..." for diagnostics.
-fd_kinds() { fd_targets "$1" | sed 's/:.*//; s/^\/.*/file/' | sort | uniq -c | awk '{ printf "%s%s %s", sep, $1, $2; sep = ", " }'; }
 # fd_count PID: its open files (sockets, pipes, ...), each once.
 fd_count() { fd_targets "$1" | wc -l; }
 hexstr() { printf '%s' "$1" | od -An -tx1 -v | tr -d ' \n'; }

@@ -24,14 +24,6 @@ need "$CONNHOLD"
 ulimit -n "$(ulimit -Hn)"
 
 threads() { ls "/proc/$1/task" 2>/dev/null | wc -l; }
-# spliced's workers each own a private descriptor table (unshare(CLONE_FILES)),
-# so /proc/PID/fd shows only the main thread's: look at every task's table and
-# count each open file once (by inode).
-fd_targets() { ls -l /proc/"$1"/task/*/fd 2>/dev/null | awk '$NF ~ /:\[/ || $NF ~ /^\// { print $NF }' | sort -u; }
-# sock_count PID: its sockets; pooled pipes may legitimately outlive a connection.
-sock_count() { fd_targets "$1" | grep -c '^socket:'; }
-# fd_kinds PID: "N socket, N pipe, ..." for diagnostics.
-fd_kinds() { fd_targets "$1" | sed 's/:.*//; s/^\/.*/file/' | sort | uniq -c | awk '{ printf "%s%s %s", sep, $1, $2; sep = ", " }'; }
 # status_kb PID FIELD: VmRSS / VmHWM in KiB.
 status_kb() { awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status" 2>/dev/null; }
 

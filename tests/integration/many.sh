@@ -12,25 +12,6 @@ need "$CONNHOLD"
 # 2,000 client sockets here, 4,000 in spliced, 2,000 in the echo server.
 ulimit -n "$(ulimit -Hn)"
 
-# spliced's workers each own a private descriptor table (unshare(CLONE_FILES)),
-# so /proc/PID/fd shows only the main thread's: look at every task's table and
-# count each open file once (by inode).
-fd_targets() { ls -l /proc/"$1"/task/*/fd 2>/dev/null | awk '$NF ~ /:\[/ || $NF ~ /^\// { print $NF }' | sort -u; }
-# sock_count PID: its sockets; pooled pipes may legitimately outlive a connection.
-sock_count() { fd_targets "$1" | grep -c '^socket:'; }
-# fd_kinds PID: "N socket, N pipe, ..." for diagnostics.
-fd_kinds() { fd_targets "$1" | sed 's/:.*//; s/^\/.*/file/' | sort | uniq -c | awk '{ printf "%s%s %s", sep, $1, $2; sep = ", " }'; }
-
-# wait_socks PID WANT SECONDS: wait until the process holds at most WANT sockets.
-wait_socks() {
-	local i
-	for i in $(seq $(($3 * 10))); do
-		[ "$(sock_count "$1")" -le "$2" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 EP=$(free_port)
 "$CONNHOLD" serve -q 127.0.0.1:"$EP" 127.0.0.2:"$EP" 127.0.0.3:"$EP" 127.0.0.4:"$EP" \
 	2>"$T_TMP/echo.err" &

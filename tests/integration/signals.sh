@@ -9,43 +9,6 @@ need_spliced
 need "$CONNHOLD" "$PROBE"
 ulimit -n "$(ulimit -Hn)"
 
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
-
-# holder NAME CONNHOLD-ARGS...: a "connhold ... hold" driven through a FIFO; hask NAME CMD → r.
-declare -A H_FD H_PID H_N
-holder() {
-	local name=$1 fd
-	shift
-	mkfifo "$T_TMP/$name.in"
-	"$CONNHOLD" "$@" hold <"$T_TMP/$name.in" >"$T_TMP/$name.out" 2>&1 &
-	H_PID[$name]=$!
-	on_cleanup_pid $!
-	exec {fd}>"$T_TMP/$name.in"
-	H_FD[$name]=$fd
-	H_N[$name]=0
-}
-hask() {
-	local i n
-	echo "$2" >&"${H_FD[$1]}"
-	H_N[$1]=$((H_N[$1] + 1))
-	n=${H_N[$1]}
-	for i in $(seq 300); do
-		if [ "$(wc -l <"$T_TMP/$1.out")" -ge "$n" ]; then
-			r=$(sed -n "${n}p" "$T_TMP/$1.out")
-			return 0
-		fi
-		sleep 0.05
-	done
-	r="no answer from connhold $1"
-	return 1
-}
-hquit() {
-	local fd=${H_FD[$1]}
-	echo quit >&"$fd"
-	exec {fd}>&-
-	wait_pid "${H_PID[$1]}" 10 >/dev/null
-}
-
 # send_sig SIG: deliver SIG to spliced now (t0, sig); wait_exit NAME DRAIN MIN_MS: wait
 # (bounded) for the exit; PASS NAME-exit when it exits 0 no earlier than MIN_MS after the
 # signal and within DRAIN + 2 s. Sets dt (ms from signal to exit).
