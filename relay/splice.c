@@ -42,15 +42,22 @@ int pipe_pool_init(struct pipe_pool *pp, unsigned max_free, unsigned pipe_size)
 	pp->in_use = 0;
 	pp->created = 0;
 	pp->copy_fallbacks = 0;
+	pp->gets = 0;
 	return 0;
 }
 
-void pipe_pool_destroy(struct pipe_pool *pp)
+void pipe_pool_trim(struct pipe_pool *pp)
 {
 	for (unsigned i = 0; i < pp->n_free; i++) {
 		close(pp->free[i][0]);
 		close(pp->free[i][1]);
 	}
+	pp->n_free = 0;
+}
+
+void pipe_pool_destroy(struct pipe_pool *pp)
+{
+	pipe_pool_trim(pp);
 	free(pp->free);
 	pp->free = NULL;
 	pp->n_free = 0;
@@ -58,6 +65,7 @@ void pipe_pool_destroy(struct pipe_pool *pp)
 
 int pipe_pool_get(struct pipe_pool *pp, int p[2])
 {
+	pp->gets++;
 	if (pp->n_free) {
 		pp->n_free--;
 		p[0] = pp->free[pp->n_free][0];

@@ -20,6 +20,7 @@ struct pipe_pool {
 	unsigned long in_use;
 	unsigned long created;
 	unsigned long copy_fallbacks; /* times a direction copied because no pipe could be had */
+	unsigned long gets;           /* pipes handed out, for the idle trim */
 };
 
 int pipe_pool_init(struct pipe_pool *pp, unsigned max_free, unsigned pipe_size);
@@ -28,6 +29,8 @@ void pipe_pool_destroy(struct pipe_pool *pp);
 int pipe_pool_get(struct pipe_pool *pp, int p[2]);
 /* `empty` is the caller's byte count == 0: only empty pipes are reused. */
 void pipe_pool_put(struct pipe_pool *pp, int p[2], bool empty);
+/* Close every idle pipe (the worker calls it once the pool has been unused a while). */
+void pipe_pool_trim(struct pipe_pool *pp);
 
 /* State of one relay direction: src socket → pipe → dst socket. */
 struct splice_dir {

@@ -20,6 +20,12 @@ enum worker_limits {
 	LISTEN_BACKLOG = 4096,
 	ACCEPT_RETRY_MS = 100, /* pause accepting this long after EMFILE/ENFILE */
 	MAX_WAIT_MS = 1000,    /* wake at least this often to run deadlines */
+	/*
+	 * A pool nobody took a pipe from for this long is emptied: a quiet
+	 * relay gives back its descriptors and pipe slot arrays, a busy one
+	 * keeps reusing them.
+	 */
+	PIPE_IDLE_MS = 5000,
 };
 
 static uint64_t monotonic_ms(void)
@@ -340,6 +346,14 @@ static void run_deadlines(struct worker *w)
 			break;
 		list_del(&c->link);
 		conn_timeout(w, c);
+	}
+	if (w->pipes.n_free) {
+		if (w->pipes.gets != w->trim_gets) {
+			w->trim_gets = w->pipes.gets;
+			w->trim_ms = w->now_ms;
+		} else if (w->now_ms - w->trim_ms >= PIPE_IDLE_MS) {
+			pipe_pool_trim(&w->pipes);
+		}
 	}
 	if (w->draining && w->now_ms >= w->drain_deadline_ms) {
 		for (uint32_t i = 0; i < w->cap_slots; i++) {

@@ -75,7 +75,9 @@ struct worker {
 	struct list_node hs_queue;   /* ordered by deadline (handshake-timeout) */
 	struct list_node idle_queue; /* ordered by last activity (idle-timeout) */
 	struct pipe_pool pipes;
-	uint64_t now_ms; /* CLOCK_MONOTONIC, refreshed every loop turn */
+	unsigned long trim_gets; /* pipes.gets when it last changed ... */
+	uint64_t trim_ms;        /* ... and when: idle pipes are closed PIPE_IDLE_MS later */
+	uint64_t now_ms;         /* CLOCK_MONOTONIC, refreshed every loop turn */
 	bool draining;
 	uint64_t drain_deadline_ms;
 	struct worker_stats stats;
