@@ -389,6 +389,25 @@ static void private_fd_table(struct worker *w)
 	}
 }
 
+/* Submit, wait up to wait_ms for a completion, dispatch every one that is ready. */
+static int turn(struct worker *w, uint64_t wait_ms)
+{
+	struct __kernel_timespec ts = {.tv_sec = (long long)(wait_ms / 1000),
+	                               .tv_nsec = (long long)(wait_ms % 1000) * 1000000};
+	struct io_uring_cqe *cqe;
+	unsigned head, count = 0;
+	int ret = io_uring_submit_and_wait_timeout(&w->ring, &cqe, 1, &ts, NULL);
+
+	w->now_ms = monotonic_ms();
+	io_uring_for_each_cqe(&w->ring, head, cqe)
+	{
+		dispatch(w, cqe);
+		count++;
+	}
+	io_uring_cq_advance(&w->ring, count);
+	return ret;
+}
+
 static void worker_cleanup(struct worker *w)
 {
 	w->draining = true;
@@ -399,26 +418,13 @@ static void worker_cleanup(struct worker *w)
 	}
 	pipe_pool_destroy(&w->pipes);
 	/* Let the cancellations complete here (see worker_main), for at most 1 s. */
-	for (int i = 0; i < 100 && w->n_inflight; i++) {
-		struct __kernel_timespec ts = {.tv_nsec = 10 * 1000000LL};
-		struct io_uring_cqe *cqe;
-		unsigned head, count = 0;
-
-		io_uring_submit_and_wait_timeout(&w->ring, &cqe, 1, &ts, NULL);
-		io_uring_for_each_cqe(&w->ring, head, cqe)
-		{
-			dispatch(w, cqe);
-			count++;
-		}
-		io_uring_cq_advance(&w->ring, count);
-	}
+	for (int i = 0; i < 100 && w->n_inflight; i++)
+		turn(w, 10);
 }
 
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
-	struct io_uring_cqe *cqe;
-	unsigned head, count;
 	int ret = loop_enable(&w->ring, &w->feat);
 
 	private_fd_table(w);
@@ -438,7 +444,6 @@ static void *worker_main(void *arg)
 	 * SYNs, a connection closed at the drain deadline still open).
 	 */
 	while (!(w->draining && w->n_conns == 0 && w->n_inflight == 0)) {
-		struct __kernel_timespec ts;
 		uint64_t wait_ms = w->draining ? 100 : MAX_WAIT_MS;
 		if (!list_empty(&w->hs_queue)) {
 			/* Handshake deadlines are kept to the millisecond; idle ones to the second. */
@@ -447,21 +452,11 @@ static void *worker_main(void *arg)
 			if (due < wait_ms)
 				wait_ms = due + 1;
 		}
-		ts.tv_sec = (long long)(wait_ms / 1000);
-		ts.tv_nsec = (long long)(wait_ms % 1000) * 1000000;
-		ret = io_uring_submit_and_wait_timeout(&w->ring, &cqe, 1, &ts, NULL);
+		ret = turn(w, wait_ms);
 		if (ret < 0 && ret != -ETIME && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY) {
 			log_error("worker %d: io_uring wait: %s", w->id, strerror(-ret));
 			break;
 		}
-		w->now_ms = monotonic_ms();
-		count = 0;
-		io_uring_for_each_cqe(&w->ring, head, cqe)
-		{
-			dispatch(w, cqe);
-			count++;
-		}
-		io_uring_cq_advance(&w->ring, count);
 		run_deadlines(w);
 	}
 	worker_cleanup(w);
