@@ -33,6 +33,25 @@ static void mix_ephemeral(uint8_t ck[WG_HASH_LEN], uint8_t h[WG_HASH_LEN],
 	mix_hash(h, e_pub, WG_KEY_LEN);
 }
 
+/*
+ * The "e" token on the sending side of both handshake messages: a fresh
+ * clamped ephemeral key pair, its public half written to the message (out)
+ * and mixed into ck and h. 0 or -errno.
+ */
+static int new_ephemeral(struct wg_identity *id, struct wg_handshake *hs, uint8_t out[WG_KEY_LEN])
+{
+	int ret = id->random(hs->ephemeral_private, WG_KEY_LEN);
+
+	if (ret)
+		return ret;
+	wg_x25519_clamp(hs->ephemeral_private);
+	ret = wg_x25519_public(out, hs->ephemeral_private);
+	if (ret)
+		return ret;
+	mix_ephemeral(hs->chaining_key, hs->hash, out);
+	return 0;
+}
+
 /* (ck, key) = KDF2(ck, DH(priv, pub)): the es/ss/ee/se tokens. key may be NULL (KDF1). */
 static int mix_dh(uint8_t ck[WG_HASH_LEN], uint8_t *key, const uint8_t priv[WG_KEY_LEN],
                   const uint8_t pub[WG_KEY_LEN])
@@ -99,7 +118,7 @@ int wg_noise_create_initiation(struct wg_peer *peer, struct wg_msg_initiation *m
 {
 	struct wg_identity *id = peer->id;
 	struct wg_handshake *hs = &peer->handshake;
-	uint8_t key[WG_KEY_LEN], e_pub[WG_KEY_LEN], ts[WG_TAI64N_LEN];
+	uint8_t key[WG_KEY_LEN], ts[WG_TAI64N_LEN];
 	struct timespec rt;
 	int ret;
 
@@ -111,15 +130,9 @@ int wg_noise_create_initiation(struct wg_peer *peer, struct wg_msg_initiation *m
 	wg_put_le32(&msg->header.type, WG_MSG_HANDSHAKE_INITIATION);
 
 	/* e: a fresh ephemeral, sent in the clear */
-	ret = id->random(hs->ephemeral_private, WG_KEY_LEN);
+	ret = new_ephemeral(id, hs, msg->unencrypted_ephemeral);
 	if (ret)
 		goto out;
-	wg_x25519_clamp(hs->ephemeral_private);
-	ret = wg_x25519_public(e_pub, hs->ephemeral_private);
-	if (ret)
-		goto out;
-	memcpy(msg->unencrypted_ephemeral, e_pub, WG_KEY_LEN);
-	mix_ephemeral(hs->chaining_key, hs->hash, e_pub);
 
 	/* es: DH(E_priv_i, S_pub_r) */
 	ret = mix_dh(hs->chaining_key, key, hs->ephemeral_private, hs->remote_static);
@@ -215,7 +228,7 @@ out:
 int wg_noise_create_response(struct wg_peer *peer, struct wg_msg_response *msg, uint64_t now)
 {
 	struct wg_handshake *hs = &peer->handshake;
-	uint8_t key[WG_KEY_LEN], tau[WG_HASH_LEN], e_pub[WG_KEY_LEN];
+	uint8_t key[WG_KEY_LEN], tau[WG_HASH_LEN];
 	int ret = -EINVAL;
 
 	(void)now;
@@ -225,15 +238,9 @@ int wg_noise_create_response(struct wg_peer *peer, struct wg_msg_response *msg, 
 	wg_put_le32(&msg->receiver_index, hs->remote_index);
 
 	/* e */
-	ret = peer->id->random(hs->ephemeral_private, WG_KEY_LEN);
+	ret = new_ephemeral(peer->id, hs, msg->unencrypted_ephemeral);
 	if (ret)
 		goto out;
-	wg_x25519_clamp(hs->ephemeral_private);
-	ret = wg_x25519_public(e_pub, hs->ephemeral_private);
-	if (ret)
-		goto out;
-	memcpy(msg->unencrypted_ephemeral, e_pub, WG_KEY_LEN);
-	mix_ephemeral(hs->chaining_key, hs->hash, e_pub);
 	/* ee: DH(E_priv_r, E_pub_i) */
 	ret = mix_dh(hs->chaining_key, NULL, hs->ephemeral_private, hs->remote_ephemeral);
 	if (ret)
