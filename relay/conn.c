@@ -3,7 +3,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -144,16 +143,7 @@ static void start_relay(struct worker *w, struct conn *c, const struct sockaddr 
 		if (ret < 0)
 			goto reset;
 	}
-	/*
-	 * TCP_NODELAY on both legs: splice forwards what arrived when it
-	 * arrived; with Nagle a client that disabled it would get its small
-	 * writes held back behind the proxy's unacknowledged data (the 40 ms
-	 * delayed-ACK stall). Bulk transfers are unaffected: splice writes
-	 * whole pipe-fuls.
-	 */
-	static const int one = 1;
-	setsockopt(c->fd[LEG_IN], IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	setsockopt(c->fd[LEG_OUT], IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	/* Both legs already have TCP_NODELAY (outbound_socket(), worker_listen()). */
 	hs_free(c);
 	c->state = CONN_RELAY;
 	list_del(&c->link);
@@ -494,7 +484,7 @@ static void relay_ready(struct worker *w, struct conn *c, int d)
 	int src = c->fd[d], dst = c->fd[!d];
 	int err = 0;
 	uint64_t before = dir->bytes;
-	enum splice_next next = splice_pump(&w->pipes, dir, src, dst, &err);
+	enum splice_next next = splice_pump(&w->pipes, dir, src, dst, c->dir[!d].done, &err);
 	uint32_t now_s = (uint32_t)(w->now_ms / 1000);
 
 	w->stats.bytes[d] += dir->bytes - before;

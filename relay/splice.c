@@ -132,11 +132,15 @@ static unsigned capacity(const struct pipe_pool *pp)
 	return pp->pipe_size ? pp->pipe_size : 65536;
 }
 
-/* EOF seen and everything forwarded: pass the half-close on. */
-static enum splice_next finish(struct splice_dir *d, int dst, int *err)
+/*
+ * EOF seen and everything forwarded: pass the half-close on. When the other
+ * direction has ended too (`last`), the caller closes both sockets next and
+ * close(2) sends the same FIN, so the shutdown(2) would be a wasted syscall.
+ */
+static enum splice_next finish(struct splice_dir *d, int dst, bool last, int *err)
 {
 	/* ENOTCONN: the peer is already gone; the other direction will notice. */
-	if (shutdown(dst, SHUT_WR) < 0 && errno != ENOTCONN) {
+	if (!last && shutdown(dst, SHUT_WR) < 0 && errno != ENOTCONN) {
 		*err = -errno;
 		return SPLICE_ERROR;
 	}
@@ -148,7 +152,7 @@ static enum splice_next finish(struct splice_dir *d, int dst, int *err)
  * One buffer-ful per wake-up: refill only when it is empty, and leave copy
  * mode as soon as it is, so the next wake-up tries for a pipe again.
  */
-static enum splice_next copy_pump(struct splice_dir *d, int src, int dst, int *err)
+static enum splice_next copy_pump(struct splice_dir *d, int src, int dst, bool last, int *err)
 {
 	ssize_t n;
 
@@ -178,24 +182,25 @@ static enum splice_next copy_pump(struct splice_dir *d, int src, int dst, int *e
 	}
 	free(d->buf);
 	d->buf = NULL;
-	return d->eof ? finish(d, dst, err) : SPLICE_WAIT_SRC;
+	return d->eof ? finish(d, dst, last, err) : SPLICE_WAIT_SRC;
 }
 
-enum splice_next splice_pump(struct pipe_pool *pp, struct splice_dir *d, int src, int dst, int *err)
+enum splice_next splice_pump(struct pipe_pool *pp, struct splice_dir *d, int src, int dst,
+                             bool last, int *err)
 {
 	const unsigned flags = SPLICE_F_MOVE | SPLICE_F_NONBLOCK;
 	size_t moved = 0;
 	ssize_t n;
 
 	if (d->buf)
-		return copy_pump(d, src, dst, err);
+		return copy_pump(d, src, dst, last, err);
 	if (d->pipe[0] < 0) {
 		int ret = pipe_pool_get(pp, d->pipe);
 		if (ret == -EMFILE || ret == -ENFILE || ret == -ENOMEM) {
 			d->buf = malloc(COPY_BUF);
 			if (d->buf) {
 				pp->copy_fallbacks++;
-				return copy_pump(d, src, dst, err);
+				return copy_pump(d, src, dst, last, err);
 			}
 		}
 		if (ret < 0) {
@@ -252,5 +257,5 @@ enum splice_next splice_pump(struct pipe_pool *pp, struct splice_dir *d, int src
 	/* Empty pipe: give it back so an idle direction holds nothing. */
 	pipe_pool_put(pp, d->pipe, true);
 	/* Half-close: the other direction keeps flowing. */
-	return d->eof ? finish(d, dst, err) : SPLICE_WAIT_SRC;
+	return d->eof ? finish(d, dst, last, err) : SPLICE_WAIT_SRC;
 }

@@ -46,16 +46,17 @@ struct splice_dir {
 enum splice_next {
 	SPLICE_WAIT_SRC, /* arm POLLIN on the source */
 	SPLICE_WAIT_DST, /* arm POLLOUT on the destination */
-	SPLICE_DONE,     /* EOF forwarded (dst shut down for writing) */
+	SPLICE_DONE,     /* EOF forwarded (dst shut down for writing, unless last) */
 	SPLICE_ERROR,    /* error or reset on either leg: abort the connection */
 };
 
 /*
- * Move what can be moved without blocking, up to a fairness budget. On
- * SPLICE_ERROR, *err is the negative errno.
+ * Move what can be moved without blocking, up to a fairness budget. `last`:
+ * the other direction is done, so on EOF the caller closes both sockets and
+ * dst is not shut down first. On SPLICE_ERROR, *err is the negative errno.
  */
 enum splice_next splice_pump(struct pipe_pool *pp, struct splice_dir *d, int src, int dst,
-                             int *err);
+                             bool last, int *err);
 void splice_dir_init(struct splice_dir *d);
 /* Release the pipe (closing it if bytes remain). */
 void splice_dir_release(struct pipe_pool *pp, struct splice_dir *d);

@@ -151,6 +151,12 @@ int worker_listen(struct worker *w, unsigned i)
 	/* One socket per worker: the kernel spreads connections, no shared accept lock. */
 	if (setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) < 0)
 		goto fail;
+	/*
+	 * TCP_NODELAY on the listener: accepted sockets inherit it (the child
+	 * is a copy of the listening tcp_sock), which saves a setsockopt per
+	 * connection. Why the relay wants it: see outbound_socket().
+	 */
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	/* "[::]" must not swallow IPv4: a separate 0.0.0.0 inbound can coexist. */
 	if (in->listen.ss_family == AF_INET6)
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));

@@ -258,6 +258,33 @@ listen = 127.0.0.1:$PT
 	fi
 fi
 
+# --- TCP_NODELAY on both legs of a relayed connection (the inbound leg inherits it
+# from the listener; read back from spliced's own descriptors with pidfd_getfd).
+CONNHOLD=$T_BUILD/tests/tools/connhold
+SOCKOPTS=$T_BUILD/tests/tools/sockopts
+EP=$(free_port)
+"$CONNHOLD" serve -q 127.0.0.1:"$EP" 2>"$T_TMP/echo.err" &
+on_cleanup_pid $!
+if wait_port 127.0.0.1 "$EP" 10; then
+	holder nd -s 127.0.0.1:"$P_OPEN" -t 127.0.0.1:"$EP" -w 5000
+	hask nd "open 3"
+	expect_eq nodelay-open "$r" "opened 3 failed 0" "connhold"
+	hask nd ping
+	expect_eq nodelay-ping "$r" "ping ok 3 bad 0" "connhold"
+	r=$("$SOCKOPTS" "$MAIN_PID" 2>&1)
+	# 4 listeners (open, open6, auth, file) x 2 workers; 3 connections x 2 legs
+	if [[ $r =~ ^listen\ ([0-9]+)\ listen_nodelay\ ([0-9]+)\ established\ ([0-9]+)\ established_nodelay\ ([0-9]+)$ ]] &&
+		[ "${BASH_REMATCH[1]}" -eq 8 ] && [ "${BASH_REMATCH[2]}" -eq 8 ] &&
+		[ "${BASH_REMATCH[3]}" -eq 6 ] && [ "${BASH_REMATCH[4]}" -eq 6 ]; then
+		pass tcp-nodelay-both-legs
+	else
+		fail tcp-nodelay-both-legs "sockopts: $r (want 8 listeners and 6 relayed legs, all with TCP_NODELAY)"
+	fi
+	hquit nd
+else
+	fail nodelay-setup "echo server did not start: $(cat "$T_TMP/echo.err")"
+fi
+
 if kill -0 "$MAIN_PID" 2>/dev/null; then pass still-running; else fail still-running "spliced died"; fi
 stop_spliced "$MAIN_PID"
 rc=$?

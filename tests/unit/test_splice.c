@@ -162,6 +162,7 @@ struct xfer {
 	bool shut_a; /* shutdown(a, SHUT_WR) once all is sent */
 	bool read_d; /* drain d (false: leave the destination full) */
 	bool d_eof;  /* d read EOF */
+	bool last;   /* tell the pump the other direction is done */
 	enum splice_next next;
 	int err;
 	unsigned pumps, wait_dst;
@@ -182,7 +183,7 @@ static void xfer_init(struct xfer *x, const uint8_t *src, uint8_t *dst, size_t s
 
 static void pump_once(struct pipe_pool *pp, struct splice_dir *d, struct legs *lg, struct xfer *x)
 {
-	x->next = splice_pump(pp, d, lg->b, lg->c, &x->err);
+	x->next = splice_pump(pp, d, lg->b, lg->c, x->last, &x->err);
 	x->pumps++;
 	x->wait_dst += x->next == SPLICE_WAIT_DST;
 	if (d->in_pipe > x->max_in_pipe)
@@ -528,7 +529,7 @@ static void test_pump_eof_half_close(void)
 	T_EQ_INT(recv(lg.a, b, sizeof(b), 0), 4);
 	T_EQ_MEM(b, "ping", 4);
 	/* a second call after DONE does not move or invent bytes */
-	enum splice_next n = splice_pump(&pp, &d, lg.b, lg.c, &err);
+	enum splice_next n = splice_pump(&pp, &d, lg.b, lg.c, false, &err);
 	T_ASSERT(n == SPLICE_DONE || n == SPLICE_WAIT_SRC);
 	T_EQ_INT(d.bytes, sizeof(dst));
 	splice_dir_release(&pp, &d);
@@ -542,6 +543,59 @@ static bool wait_ev(int fd, short ev)
 {
 	struct pollfd pf = {.fd = fd, .events = ev};
 	return poll(&pf, 1, 5000) == 1;
+}
+
+static bool pump_done(const struct xfer *x)
+{
+	return x->next == SPLICE_DONE;
+}
+
+/*
+ * `last` (the other direction already ended): EOF is reported as DONE with
+ * every byte forwarded, but dst is not shut down, because the caller closes
+ * it next and close(2) sends the FIN.
+ */
+static void test_pump_eof_last_no_shutdown(void)
+{
+	struct pipe_pool pp = {0};
+	struct splice_dir d;
+	struct legs lg;
+	struct xfer x;
+	uint8_t *src = pattern(3000, 4100), dst[3000];
+	struct pollfd pf;
+
+	T_EQ_INT(pipe_pool_init(&pp, 4, 0), 0);
+	splice_dir_init(&d);
+	T_EQ_INT(legs_open(&lg, NULL), 0);
+	xfer_init(&x, src, dst, sizeof(dst));
+	x.last = true;
+	T_ASSERT(run(&pp, &d, &lg, &x, pump_done));
+	T_EQ_INT(x.next, SPLICE_DONE);
+	T_ASSERT(d.done && d.eof);
+	T_EQ_INT(d.bytes, sizeof(dst));
+	/* every byte arrives, but no EOF while c is open */
+	while (x.recvd < sizeof(dst)) {
+		pf = (struct pollfd){.fd = lg.d, .events = POLLIN};
+		T_ASSERT(poll(&pf, 1, 2000) == 1);
+		T_ASSERT(drain_d(&x, lg.d));
+		if (x.d_eof)
+			break;
+	}
+	T_EQ_INT(x.recvd, sizeof(dst));
+	T_ASSERT(!x.d_eof);
+	pf = (struct pollfd){.fd = lg.d, .events = POLLIN};
+	T_EQ_INT(poll(&pf, 1, 200), 0);
+	/* the caller's close(2) is what ends the stream */
+	close(lg.c);
+	lg.c = -1;
+	T_ASSERT(wait_ev(lg.d, POLLIN));
+	T_ASSERT(drain_d(&x, lg.d));
+	T_ASSERT(x.d_eof);
+	T_EQ_MEM(src, dst, sizeof(dst));
+	splice_dir_release(&pp, &d);
+	legs_close(&lg);
+	pipe_pool_destroy(&pp);
+	free(src);
 }
 
 /* Aborts the a end with an RST (SO_LINGER 0) after sending `pre` bytes. */
@@ -568,7 +622,7 @@ static enum splice_next pump_until_end(struct pipe_pool *pp, struct splice_dir *
 		if (!wait_ev(n == SPLICE_WAIT_SRC ? lg->b : lg->c,
 		             n == SPLICE_WAIT_SRC ? POLLIN : POLLOUT))
 			break;
-		n = splice_pump(pp, d, lg->b, lg->c, err);
+		n = splice_pump(pp, d, lg->b, lg->c, false, err);
 	}
 	return n;
 }
@@ -637,7 +691,7 @@ static void test_pump_reset_destination(void)
 		if (!wait_ev(n == SPLICE_WAIT_SRC ? lg.b : lg.c,
 		             n == SPLICE_WAIT_SRC ? POLLIN : POLLOUT))
 			break;
-		n = splice_pump(&pp, &d, lg.b, lg.c, &err);
+		n = splice_pump(&pp, &d, lg.b, lg.c, false, &err);
 	}
 	T_EQ_INT(n, SPLICE_ERROR);
 	T_ASSERT(err == -ECONNRESET || err == -EPIPE);
@@ -682,7 +736,7 @@ static void test_pump_full_destination(void)
 	T_EQ_INT(queued, d.in_pipe);
 	/* pumping again while the destination stays full keeps the bytes and the count in step */
 	uint64_t bytes = d.bytes;
-	T_EQ_INT(splice_pump(&pp, &d, lg.b, lg.c, &err), SPLICE_WAIT_DST);
+	T_EQ_INT(splice_pump(&pp, &d, lg.b, lg.c, false, &err), SPLICE_WAIT_DST);
 	T_ASSERT(d.bytes >= bytes);
 	T_ASSERT(d.in_pipe > 0);
 	T_EQ_INT(ioctl(d.pipe[0], FIONREAD, &queued), 0);
@@ -732,7 +786,7 @@ static void test_pump_budget(void)
 	T_EQ_INT(queued, size);
 	shutdown(lg.a, SHUT_WR);
 	T_ASSERT(wait_ev(lg.b, POLLIN));
-	enum splice_next n = splice_pump(&pp, &d, lg.b, lg.c, &err);
+	enum splice_next n = splice_pump(&pp, &d, lg.b, lg.c, false, &err);
 	/* yielded: not everything, and at most one pipe-full past the budget */
 	T_ASSERT(n == SPLICE_WAIT_SRC || n == SPLICE_WAIT_DST);
 	T_ASSERT(d.bytes < size);
@@ -1032,6 +1086,7 @@ int main(void)
 	T_RUN(test_pump_sizes_big_pipe);
 	T_RUN(test_pump_multi_mb);
 	T_RUN(test_pump_eof_half_close);
+	T_RUN(test_pump_eof_last_no_shutdown);
 	T_RUN(test_pump_reset_source);
 	T_RUN(test_pump_reset_destination);
 	T_RUN(test_pump_full_destination);
