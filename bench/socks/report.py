@@ -155,11 +155,16 @@ def table(path):
     def cps_of(t):
         return [r["cps"] for r in cps if r["target"] == t and "cps" in r]
 
+    def us_per_conn(t):
+        # the proxy's own CPU (its whole tree, kernel time included) per connection
+        return [1e6 * r["ticks"] / r["hz"] / r["conns"] for r in cps
+                if r["target"] == t and r.get("conns")]
+
     out.append("Cost and scale (CPU counted over the proxy's process tree, all threads, "
                "during the throughput runs; CPU % is of one core):")
     out.append("")
-    out.append("| | CPU % | CPU-s per GB | conn/s | peak RSS | RSS, 100 idle conns |")
-    out.append("|---|---|---|---|---|---|")
+    out.append("| | CPU % | CPU-s per GB | conn/s | CPU µs per conn | peak RSS | RSS, 100 idle conns |")
+    out.append("|---|---|---|---|---|---|---|")
     for t in targets:
         pct, spg = cpu(t) if t != "none" else (None, None)
         c = cps_of(t)
@@ -177,6 +182,7 @@ def table(path):
                    f"{'—' if pct is None else f'{pct:.0f}'} | "
                    f"{'—' if spg is None else f'{spg:.2f}'} | "
                    f"{fmt_range(c, 0)}{f' ({cerr} errors)' if cerr else ''} | "
+                   f"{fmt_range(us_per_conn(t), 0) if t != 'none' else '—'} | "
                    f"{mib(h.get('hwm'))} | {mib(h.get('idle100'))} |")
     out.append("")
 
