@@ -115,6 +115,9 @@ def table(path):
     out.append(f"Command: `{meta.get('command', 'bench/socks/run')}` "
                f"({meta.get('rounds')} rounds, iperf3 -t {meta.get('duration')} through proxychains4; "
                f"short connections: {meta.get('cps_threads')} client threads × {meta.get('cps_seconds')} s).")
+    if meta.get("spliced_steering"):
+        out.append(f"spliced runs with `accept-steering = {meta['spliced_steering']}` "
+                   "(README, `[main]`); the others with their defaults.")
     if meta.get("note"):
         out.append(meta["note"])
     out.append("")
@@ -155,16 +158,20 @@ def table(path):
     def cps_of(t):
         return [r["cps"] for r in cps if r["target"] == t and "cps" in r]
 
-    def us_per_conn(t):
-        # the proxy's own CPU (its whole tree, kernel time included) per connection
-        return [1e6 * r["ticks"] / r["hz"] / r["conns"] for r in cps
-                if r["target"] == t and r.get("conns")]
+    def us_per_conn(t, key="ticks"):
+        # CPU per connection: the proxy's own (its whole tree, kernel time
+        # included), or with key="machine_ticks" the whole machine's
+        return [1e6 * r[key] / r["hz"] / r["conns"] for r in cps
+                if r["target"] == t and r.get("conns") and key in r]
 
-    out.append("Cost and scale (CPU counted over the proxy's process tree, all threads, "
-               "during the throughput runs; CPU % is of one core):")
+    out.append("Cost and scale (CPU counted over the proxy's process tree, all threads; CPU % "
+               "(of one core) and CPU-s per GB over the throughput runs, µs per connection over "
+               "the connection-rate runs, for the proxy and for the whole machine, client and "
+               "echo server included):")
     out.append("")
-    out.append("| | CPU % | CPU-s per GB | conn/s | CPU µs per conn | peak RSS | RSS, 100 idle conns |")
-    out.append("|---|---|---|---|---|---|---|")
+    out.append("| | CPU % | CPU-s per GB | conn/s | proxy CPU µs per conn | machine CPU µs per conn "
+               "| peak RSS | RSS, 100 idle conns |")
+    out.append("|---|---|---|---|---|---|---|---|")
     for t in targets:
         pct, spg = cpu(t) if t != "none" else (None, None)
         c = cps_of(t)
@@ -183,6 +190,7 @@ def table(path):
                    f"{'—' if spg is None else f'{spg:.2f}'} | "
                    f"{fmt_range(c, 0)}{f' ({cerr} errors)' if cerr else ''} | "
                    f"{fmt_range(us_per_conn(t), 0) if t != 'none' else '—'} | "
+                   f"{fmt_range(us_per_conn(t, 'machine_ticks'), 0)} | "
                    f"{mib(h.get('hwm'))} | {mib(h.get('idle100'))} |")
     out.append("")
 
