@@ -9,7 +9,8 @@
  * prints one line:
  *   listen L listen_nodelay LN established E established_nodelay EN
  * Each socket is counted once (by inode). Needs root (or ptrace rights on
- * PID). Exit 0, 1 when the process cannot be read, 2 on usage errors.
+ * PID). Exit 0, 1 when the process cannot be read, 2 on usage errors, 3 when
+ * the kernel has no per-thread pidfds (before 6.9).
  */
 
 #include <dirent.h>
@@ -81,7 +82,7 @@ static int walk_thread(int pid, int tid)
 
 	if (pidfd < 0) {
 		fprintf(stderr, "sockopts: pidfd_open %d: %s\n", tid, strerror(errno));
-		return -1;
+		return errno == EINVAL || errno == ENOSYS ? -2 : -1;
 	}
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/fd", pid, tid);
 	dir = opendir(path);
@@ -135,9 +136,10 @@ int main(int argc, char **argv)
 	while ((de = readdir(dir))) {
 		if (de->d_name[0] == '.')
 			continue;
-		if (walk_thread(pid, atoi(de->d_name)) < 0) {
+		int ret = walk_thread(pid, atoi(de->d_name));
+		if (ret < 0) {
 			closedir(dir);
-			return 1;
+			return ret == -2 ? 3 : 1;
 		}
 	}
 	closedir(dir);
