@@ -155,27 +155,33 @@ def table(path):
         gbytes = sum(r["bytes"] for r in rs) / 1e9
         return 100 * sec / wall, sec / gbytes if gbytes else None
 
-    def cps_of(t):
-        return [r["cps"] for r in cps if r["target"] == t and "cps" in r]
+    modes = sorted({r.get("per_thread", 0) for r in cps}, key=lambda m: (m == 0, m))
 
-    def us_per_conn(t, key="ticks"):
+    def cps_rows(t, m):
+        return [r for r in cps if r["target"] == t and r.get("per_thread", 0) == m]
+
+    def cps_of(t, m):
+        return [r["cps"] for r in cps_rows(t, m) if "cps" in r]
+
+    def us_per_conn(t, m, key="ticks"):
         # CPU per connection: the proxy's own (its whole tree, kernel time
         # included), or with key="machine_ticks" the whole machine's
-        return [1e6 * r[key] / r["hz"] / r["conns"] for r in cps
-                if r["target"] == t and r.get("conns") and key in r]
+        return [1e6 * r[key] / r["hz"] / r["conns"] for r in cps_rows(t, m)
+                if r.get("conns") and key in r]
 
-    out.append("Cost and scale (CPU counted over the proxy's process tree, all threads; CPU % "
-               "(of one core) and CPU-s per GB over the throughput runs, µs per connection over "
-               "the connection-rate runs, for the proxy and for the whole machine, client and "
-               "echo server included):")
+    def mode_name(m):
+        threads = meta.get("cps_threads", "?")
+        if m == 0:
+            return f"{threads} threads, one connection at a time each"
+        return f"{threads} threads × {m} connections in flight each"
+
+    out.append("Cost and memory (CPU counted over the proxy's process tree, all threads, during "
+               "the throughput runs; CPU % is of one core):")
     out.append("")
-    out.append("| | CPU % | CPU-s per GB | conn/s | proxy CPU µs per conn | machine CPU µs per conn "
-               "| peak RSS | RSS, 100 idle conns |")
-    out.append("|---|---|---|---|---|---|---|---|")
+    out.append("| | CPU % | CPU-s per GB | peak RSS | RSS, 100 idle conns |")
+    out.append("|---|---|---|---|---|")
     for t in targets:
         pct, spg = cpu(t) if t != "none" else (None, None)
-        c = cps_of(t)
-        cerr = sum(r.get("errors", 0) for r in cps if r["target"] == t)
         h = rss.get(t, {})
 
         def mib(r):
@@ -188,11 +194,23 @@ def table(path):
         out.append(f"| {label.get(t, t)} | "
                    f"{'—' if pct is None else f'{pct:.0f}'} | "
                    f"{'—' if spg is None else f'{spg:.2f}'} | "
-                   f"{fmt_range(c, 0)}{f' ({cerr} errors)' if cerr else ''} | "
-                   f"{fmt_range(us_per_conn(t), 0) if t != 'none' else '—'} | "
-                   f"{fmt_range(us_per_conn(t, 'machine_ticks'), 0)} | "
                    f"{mib(h.get('hwm'))} | {mib(h.get('idle100'))} |")
     out.append("")
+
+    for m in modes:
+        out.append(f"Short connections per second, {mode_name(m)}; CPU per connection of the proxy "
+                   "and of the whole machine (client and echo server included):")
+        out.append("")
+        out.append("| | conn/s | proxy CPU µs per conn | machine CPU µs per conn |")
+        out.append("|---|---|---|---|")
+        for t in targets:
+            rows = cps_rows(t, m)
+            cerr = sum(r.get("errors", 0) for r in rows)
+            out.append(f"| {label.get(t, t)} | "
+                       f"{fmt_range(cps_of(t, m), 0)}{f' ({cerr} errors)' if cerr else ''} | "
+                       f"{fmt_range(us_per_conn(t, m), 0) if t != 'none' else '—'} | "
+                       f"{fmt_range(us_per_conn(t, m, 'machine_ticks'), 0)} |")
+        out.append("")
 
     if "spliced" in proxies:
         out.append("Targets of issue 2 (spliced):")
@@ -214,10 +232,12 @@ def table(path):
             lines.append(f"CPU-s/GB {s_spg:.2f} vs " +
                          ", ".join(f"{p} {v:.2f}" if v is not None else f"{p} —" for p, v in peers.items()) +
                          f" (below both: {'met' if below else 'NOT met'})")
-        sc, mc = cps_of("spliced"), cps_of("microsocks")
-        if sc and mc:
-            r = statistics.median(sc) / statistics.median(mc)
-            lines.append(f"conn/s {r:.2f}× microsocks (≥ 1.5: {'met' if r >= 1.5 else 'NOT met'})")
+        for m in modes:
+            sc, mc = cps_of("spliced", m), cps_of("microsocks", m)
+            if sc and mc:
+                r = statistics.median(sc) / statistics.median(mc)
+                lines.append(f"conn/s {r:.2f}× microsocks with {mode_name(m)} "
+                             f"(≥ 1.5: {'met' if r >= 1.5 else 'NOT met'})")
         i = rss.get("spliced", {}).get("idle100")
         if i:
             lines.append(f"peak RSS with 100 idle connections {i['kib'] / 1024:.1f} MiB "

@@ -2,10 +2,14 @@
 /* cps: measures short connections per second (connect, SOCKS5 handshake, CONNECT, small echo exchange, close) from several client threads. */
 
 /*
- * Usage: cps [-s PROXY] -t TARGET [-t TARGET...] [-j THREADS] [-d SECONDS] [-m BYTES]
+ * Usage: cps [-s PROXY] -t TARGET [-t TARGET...] [-j THREADS] [-c CONNS] [-d SECONDS] [-m BYTES]
  *   -s HOST:PORT  SOCKS5 proxy (no auth); without it the target is dialled directly
  *   -t HOST:PORT  echo server; connection k goes to target k mod count
  *   -j N          client threads (default 8)
+ *   -c N          connections each thread keeps in flight (default 0: one at a
+ *                 time with blocking calls; N >= 1: non-blocking sockets driven
+ *                 by one epoll per thread, so a thread sleeps only when all of
+ *                 its N connections wait)
  *   -d S          duration in seconds (default 5)
  *   -m N          bytes sent and expected back on each connection (default 32)
  * Each thread binds its own source address 127.0.0.(10 + thread) (loopback
@@ -28,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -39,6 +44,7 @@ enum {
 	MAX_TARGETS = 32,
 	MAX_MSG = 4096,
 	IO_TIMEOUT_S = 5, /* a stuck proxy turns into an error, not a hang */
+	MAX_CONNS = 256,  /* -c */
 };
 
 enum err {
@@ -53,7 +59,7 @@ enum err {
 static const char *const err_name[E_COUNT] = {"socket", "connect", "greeting", "reply", "echo"};
 
 static struct tk_endpoint proxy, targets[MAX_TARGETS];
-static int ntargets, use_proxy, msg_len = 32;
+static int ntargets, use_proxy, msg_len = 32, per_thread;
 static atomic_bool stop;
 static atomic_ulong total_ok, errors[E_COUNT];
 
@@ -127,6 +133,183 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+/* ---- -c N: non-blocking connections driven by epoll ---- */
+
+enum ev_state { EV_CONNECT, EV_GREETING, EV_REPLY, EV_ECHO };
+
+struct ev_conn {
+	int fd;
+	enum ev_state state;
+	size_t got;
+	unsigned long k;
+	int64_t deadline_ms;
+	unsigned char
+	        buf[MAX_MSG > 262 ? MAX_MSG : 262]; /* a reply with a domain BND, or the echo */
+};
+
+static void ev_open(int tid, int ep, struct ev_conn *c, unsigned long k)
+{
+	const struct tk_endpoint *t = &targets[k % ntargets];
+	const struct tk_endpoint *dst = use_proxy ? &proxy : t;
+	struct epoll_event ev = {.events = EPOLLOUT, .data.ptr = c};
+	int one = 1;
+
+	c->k = k;
+	c->got = 0;
+	c->state = EV_CONNECT;
+	c->deadline_ms = tk_now_ms() + IO_TIMEOUT_S * 1000;
+	c->fd = socket(dst->ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (c->fd < 0) {
+		atomic_fetch_add_explicit(&errors[E_SOCKET], 1, memory_order_relaxed);
+		return;
+	}
+	setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (dst->ss.ss_family == AF_INET) {
+		struct sockaddr_in src = {.sin_family = AF_INET};
+		src.sin_addr.s_addr = htonl(0x7f000000u | (10u + (unsigned)tid));
+		setsockopt(c->fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof(one));
+		bind(c->fd, (struct sockaddr *)&src, sizeof(src));
+	}
+	if ((connect(c->fd, (struct sockaddr *)&dst->ss, dst->len) && errno != EINPROGRESS) ||
+	    epoll_ctl(ep, EPOLL_CTL_ADD, c->fd, &ev)) {
+		atomic_fetch_add_explicit(&errors[E_CONNECT], 1, memory_order_relaxed);
+		close(c->fd);
+		c->fd = -1;
+	}
+}
+
+/* Ends c with `err` (-1: success) and frees its slot for the next connection. */
+static void ev_end(struct ev_conn *c, int err)
+{
+	if (err < 0)
+		atomic_fetch_add_explicit(&total_ok, 1, memory_order_relaxed);
+	else
+		atomic_fetch_add_explicit(&errors[err], 1, memory_order_relaxed);
+	close(c->fd); /* also leaves the epoll set */
+	c->fd = -1;
+}
+
+/* Reads toward `want` bytes; true once they are all there. -1 in *err on EOF/error. */
+static bool ev_read(struct ev_conn *c, size_t want, int fail, int *err)
+{
+	ssize_t n = recv(c->fd, c->buf + c->got, want - c->got, 0);
+
+	if (n > 0)
+		c->got += (size_t)n;
+	else if (n == 0 || errno != EAGAIN)
+		*err = fail;
+	return c->got == want;
+}
+
+/* One readiness event: advance c's exchange. Returns the error, or -2 to continue. */
+static int ev_step(struct ev_conn *c, int ep, const unsigned char *msg)
+{
+	static const unsigned char greet[3] = {5, 1, 0};
+	const struct tk_endpoint *t = &targets[c->k % ntargets];
+	unsigned char req[TK_SOCKS5_REQ_MAX];
+	int err = -2, soerr = 0;
+	socklen_t len = sizeof(soerr);
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
+
+	switch (c->state) {
+	case EV_CONNECT:
+		if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &soerr, &len) || soerr ||
+		    epoll_ctl(ep, EPOLL_CTL_MOD, c->fd, &ev))
+			return E_CONNECT;
+		c->state = use_proxy ? EV_GREETING : EV_ECHO;
+		/* small first writes on a fresh socket go out whole */
+		if (use_proxy && send(c->fd, greet, 3, MSG_NOSIGNAL) != 3)
+			return E_GREETING;
+		if (!use_proxy && send(c->fd, msg, (size_t)msg_len, MSG_NOSIGNAL) != msg_len)
+			return E_ECHO;
+		return -2;
+	case EV_GREETING:
+		if (!ev_read(c, 2, E_GREETING, &err))
+			return err;
+		if (c->buf[0] != 5 || c->buf[1] != 0)
+			return E_GREETING;
+		len = (socklen_t)tk_socks5_request(req, &t->ss);
+		if (send(c->fd, req, len, MSG_NOSIGNAL) != (ssize_t)len)
+			return E_REPLY;
+		c->state = EV_REPLY;
+		c->got = 0;
+		return -2;
+	case EV_REPLY: {
+		size_t want = TK_SOCKS5_REPLY_HEAD;
+		if (c->got >= TK_SOCKS5_REPLY_HEAD && !(want = tk_socks5_reply_len(c->buf)))
+			return E_REPLY;
+		if (!ev_read(c, want, E_REPLY, &err))
+			return err;
+		if (c->buf[1] != 0)
+			return E_REPLY;
+		if (want == TK_SOCKS5_REPLY_HEAD)
+			return ev_step(c, ep, msg); /* the head is in: now the rest */
+		if (send(c->fd, msg, (size_t)msg_len, MSG_NOSIGNAL) != msg_len)
+			return E_ECHO;
+		c->state = EV_ECHO;
+		c->got = 0;
+		return -2;
+	}
+	case EV_ECHO:
+		if (!ev_read(c, (size_t)msg_len, E_ECHO, &err))
+			return err;
+		return memcmp(c->buf, msg, (size_t)msg_len) ? E_ECHO : -1;
+	}
+	return -2;
+}
+
+static void *ev_worker(void *arg)
+{
+	int tid = (int)(intptr_t)arg;
+	unsigned char msg[MAX_MSG];
+	struct ev_conn *conns = calloc((size_t)per_thread, sizeof(*conns));
+	struct epoll_event evs[MAX_CONNS];
+	unsigned long k = (unsigned long)tid;
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+
+	for (int i = 0; i < MAX_MSG; i++)
+		msg[i] = (unsigned char)(i * 31 + tid);
+	if (!conns || ep < 0) {
+		atomic_fetch_add_explicit(&errors[E_SOCKET], 1, memory_order_relaxed);
+		return NULL;
+	}
+	for (int i = 0; i < per_thread; i++) {
+		ev_open(tid, ep, &conns[i], k);
+		k += MAX_THREADS;
+	}
+	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+		int n = epoll_wait(ep, evs, per_thread, 100);
+		for (int i = 0; i < n; i++) {
+			struct ev_conn *c = evs[i].data.ptr;
+			int rc = c->fd < 0 ? -2 : ev_step(c, ep, msg);
+			if (rc == -2)
+				continue;
+			ev_end(c, rc);
+			ev_open(tid, ep, c, k);
+			k += MAX_THREADS;
+		}
+		int64_t now = tk_now_ms();
+		for (int i = 0; i < per_thread; i++) {
+			struct ev_conn *c = &conns[i];
+			if (c->fd >= 0 && now < c->deadline_ms)
+				continue;
+			if (c->fd >= 0) /* stuck: count it where it stalled */
+				ev_end(c, c->state == EV_CONNECT    ? E_CONNECT
+				          : c->state == EV_GREETING ? E_GREETING
+				          : c->state == EV_REPLY    ? E_REPLY
+				                                    : E_ECHO);
+			ev_open(tid, ep, c, k); /* also retries a slot whose socket failed */
+			k += MAX_THREADS;
+		}
+	}
+	for (int i = 0; i < per_thread; i++)
+		if (conns[i].fd >= 0)
+			close(conns[i].fd); /* in flight at the end: neither counted nor failed */
+	close(ep);
+	free(conns);
+	return NULL;
+}
+
 static double now_s(void)
 {
 	struct timespec ts;
@@ -156,19 +339,22 @@ int main(int argc, char **argv)
 			nthreads = atoi(v);
 		} else if (!strcmp(a, "-d")) {
 			dur = atof(v);
+		} else if (!strcmp(a, "-c")) {
+			per_thread = atoi(v);
 		} else if (!strcmp(a, "-m")) {
 			msg_len = atoi(v);
 		} else {
 			goto usage;
 		}
 	}
-	if (!ntargets || nthreads < 1 || nthreads > MAX_THREADS || msg_len < 1 || msg_len > MAX_MSG)
+	if (!ntargets || nthreads < 1 || nthreads > MAX_THREADS || msg_len < 1 ||
+	    msg_len > MAX_MSG || per_thread < 0 || per_thread > MAX_CONNS)
 		goto usage;
 
 	pthread_t th[MAX_THREADS];
 	double t0 = now_s();
 	for (int i = 0; i < nthreads; i++)
-		pthread_create(&th[i], NULL, worker, (void *)(intptr_t)i);
+		pthread_create(&th[i], NULL, per_thread ? ev_worker : worker, (void *)(intptr_t)i);
 	struct timespec d = {.tv_sec = (time_t)dur, .tv_nsec = (long)((dur - (time_t)dur) * 1e9)};
 	nanosleep(&d, NULL);
 	atomic_store(&stop, true);
@@ -180,6 +366,8 @@ int main(int argc, char **argv)
 		bad += atomic_load(&errors[e]);
 	printf("cps %.0f conns %lu errors %lu secs %.2f threads %d", ok / secs, ok, bad, secs,
 	       nthreads);
+	if (per_thread)
+		printf(" conns_per_thread %d", per_thread);
 	for (int e = 0; e < E_COUNT; e++)
 		if (atomic_load(&errors[e]))
 			printf(" %s=%lu", err_name[e], atomic_load(&errors[e]));
@@ -187,6 +375,6 @@ int main(int argc, char **argv)
 	return ok ? 0 : 1;
 usage:
 	fprintf(stderr,
-	        "usage: cps [-s PROXY] -t TARGET... [-j THREADS] [-d SECONDS] [-m BYTES]\n");
+	        "usage: cps [-s PROXY] -t TARGET... [-j THREADS] [-c CONNS] [-d SECONDS] [-m BYTES]\n");
 	return 2;
 }
