@@ -151,14 +151,12 @@ static void test_loop_init(void)
 	T_EQ_INT(loop_enable(&ring, &feat), 0);
 }
 
-/* More SQEs than the SQ holds: loop_sqe() submits to make room and never returns NULL. */
-static void test_loop_sqe_full(void)
+/* Queues n tagged NOPs through loop_sqe() (slot i, gen 0xabcd0000 + i); returns how many got no SQE. */
+static unsigned queue_nops(uint32_t n)
 {
-	uint8_t seen[EXTRA_SQES] = {0};
-	unsigned nulls = 0, got;
+	unsigned nulls = 0;
 
-	T_EQ_INT(io_uring_sq_space_left(&ring), RING_ENTRIES);
-	for (uint32_t i = 0; i < EXTRA_SQES; i++) {
+	for (uint32_t i = 0; i < n; i++) {
 		struct io_uring_sqe *sqe = loop_sqe(&ring);
 		if (!sqe) {
 			nulls++;
@@ -167,6 +165,17 @@ static void test_loop_sqe_full(void)
 		io_uring_prep_nop(sqe);
 		io_uring_sqe_set_data64(sqe, loop_tag(OP_EVENT, i, 0xabcd0000u + i));
 	}
+	return nulls;
+}
+
+/* More SQEs than the SQ holds: loop_sqe() submits to make room and never returns NULL. */
+static void test_loop_sqe_full(void)
+{
+	uint8_t seen[EXTRA_SQES] = {0};
+	unsigned nulls = 0, got;
+
+	T_EQ_INT(io_uring_sq_space_left(&ring), RING_ENTRIES);
+	nulls = queue_nops(EXTRA_SQES);
 	T_EQ_INT(nulls, 0);
 	/* the plain getter agrees the SQ filled up along the way */
 	T_ASSERT(io_uring_sq_space_left(&ring) < RING_ENTRIES);
@@ -184,15 +193,7 @@ static void test_loop_sqe_full_again(void)
 	uint8_t seen[4 * RING_ENTRIES] = {0};
 	unsigned nulls = 0;
 
-	for (uint32_t i = 0; i < 4 * RING_ENTRIES; i++) {
-		struct io_uring_sqe *sqe = loop_sqe(&ring);
-		if (!sqe) {
-			nulls++;
-			continue;
-		}
-		io_uring_prep_nop(sqe);
-		io_uring_sqe_set_data64(sqe, loop_tag(OP_EVENT, i, 0xabcd0000u + i));
-	}
+	nulls = queue_nops(4 * RING_ENTRIES);
 	T_EQ_INT(nulls, 0);
 	T_EQ_INT(reap(4 * RING_ENTRIES, seen, 4 * RING_ENTRIES), 4 * RING_ENTRIES);
 	for (unsigned i = 0; i < 4 * RING_ENTRIES; i++)

@@ -856,56 +856,77 @@ static int highest_fd(const struct legs *lg)
 	return lg->d > h ? lg->d : h;
 }
 
+/*
+ * A pool, a direction and two connected legs with every spare descriptor
+ * taken, so that pipe_pool_get() meets EMFILE until fd_restore(e->fill).
+ */
+struct emfile {
+	struct pipe_pool pp;
+	struct splice_dir d;
+	struct legs lg;
+	struct fd_fill *fill;
+};
+
+static void emfile_open(struct emfile *e, unsigned pipe_size, const struct bufs *bf)
+{
+	memset(e, 0, sizeof(*e));
+	e->fill = calloc(1, sizeof(*e->fill));
+	T_ASSERT(e->fill != NULL);
+	T_EQ_INT(pipe_pool_init(&e->pp, 4, pipe_size), 0);
+	splice_dir_init(&e->d);
+	T_EQ_INT(legs_open(&e->lg, bf), 0);
+	T_EQ_INT(fd_exhaust(e->fill, highest_fd(&e->lg)), 0);
+}
+
+static void emfile_close(struct emfile *e)
+{
+	splice_dir_release(&e->pp, &e->d);
+	legs_close(&e->lg);
+	pipe_pool_destroy(&e->pp);
+	free(e->fill);
+}
+
 /* No pipe to be had (EMFILE): the bytes still move, through the copy buffer; pipes come back. */
 static void test_pump_copy_fallback(void)
 {
 	const size_t size = 3 * (size_t)MIB + 99;
-	struct pipe_pool pp = {0};
-	struct splice_dir d;
-	struct legs lg;
+	struct emfile e;
 	struct xfer x;
-	struct fd_fill *fill = calloc(1, sizeof(*fill));
 	uint8_t *src = pattern(size, 8000), *dst = malloc(size);
 	int p[2];
 
-	T_EQ_INT(pipe_pool_init(&pp, 4, MIB), 0);
-	splice_dir_init(&d);
-	T_EQ_INT(legs_open(&lg, NULL), 0);
-	T_EQ_INT(fd_exhaust(fill, highest_fd(&lg)), 0);
-	T_EQ_INT(pipe_pool_get(&pp, p), -EMFILE);
-	T_EQ_INT(pp.in_use, 0);
+	emfile_open(&e, MIB, NULL);
+	T_EQ_INT(pipe_pool_get(&e.pp, p), -EMFILE);
+	T_EQ_INT(e.pp.in_use, 0);
 
 	/* phase 1: the first 1 MiB with no descriptor to spare */
 	xfer_init(&x, src, dst, MIB);
 	x.shut_a = false;
-	T_ASSERT(run(&pp, &d, &lg, &x, all_received));
+	T_ASSERT(run(&e.pp, &e.d, &e.lg, &x, all_received));
 	T_EQ_INT(x.recvd, MIB);
 	T_ASSERT(memcmp(src, dst, MIB) == 0);
 	/* every byte went through the copy buffer: not one pipe was made */
-	T_ASSERT(pp.copy_fallbacks >= 1);
-	T_EQ_INT(pp.created, 0);
-	T_EQ_INT(d.bytes, MIB);
-	T_EQ_INT(d.in_pipe, 0);
-	T_ASSERT(d.buf == NULL); /* drained: the next call may try for a pipe again */
+	T_ASSERT(e.pp.copy_fallbacks >= 1);
+	T_EQ_INT(e.pp.created, 0);
+	T_EQ_INT(e.d.bytes, MIB);
+	T_EQ_INT(e.d.in_pipe, 0);
+	T_ASSERT(e.d.buf == NULL); /* drained: the next call may try for a pipe again */
 
 	/* descriptors again: the next pump takes a pipe */
-	fd_restore(fill);
-	unsigned long fallbacks = pp.copy_fallbacks;
+	fd_restore(e.fill);
+	unsigned long fallbacks = e.pp.copy_fallbacks;
 	x.size = size;
 	x.shut_a = true;
-	T_ASSERT(run(&pp, &d, &lg, &x, NULL));
+	T_ASSERT(run(&e.pp, &e.d, &e.lg, &x, NULL));
 	T_EQ_INT(x.next, SPLICE_DONE);
 	T_EQ_INT(x.recvd, size);
 	T_ASSERT(x.recvd == size && memcmp(src, dst, size) == 0);
 	/* no copy any more: pipes again */
-	T_EQ_INT(pp.copy_fallbacks, fallbacks);
-	T_ASSERT(pp.created >= 1);
-	T_ASSERT(d.done);
-	T_ASSERT(d.buf == NULL);
-	splice_dir_release(&pp, &d);
-	legs_close(&lg);
-	pipe_pool_destroy(&pp);
-	free(fill);
+	T_EQ_INT(e.pp.copy_fallbacks, fallbacks);
+	T_ASSERT(e.pp.created >= 1);
+	T_ASSERT(e.d.done);
+	T_ASSERT(e.d.buf == NULL);
+	emfile_close(&e);
 	free(src);
 	free(dst);
 }
@@ -919,41 +940,33 @@ static void test_pump_copy_fallback_dst_full(void)
 {
 	const size_t size = 2 * (size_t)MIB + 5;
 	const struct bufs bf = {.c_snd = 16 << 10, .d_rcv = 16 << 10};
-	struct pipe_pool pp = {0};
-	struct splice_dir d;
-	struct legs lg;
+	struct emfile e;
 	struct xfer x;
-	struct fd_fill *fill = calloc(1, sizeof(*fill));
 	uint8_t *src = pattern(size, 9000), *dst = malloc(size);
 
-	T_EQ_INT(pipe_pool_init(&pp, 4, 0), 0);
-	splice_dir_init(&d);
-	T_EQ_INT(legs_open(&lg, &bf), 0);
-	T_EQ_INT(fd_exhaust(fill, highest_fd(&lg)), 0);
+	emfile_open(&e, 0, &bf);
 	xfer_init(&x, src, dst, size);
 	x.read_d = false;
-	T_ASSERT(run(&pp, &d, &lg, &x, saw_wait_dst));
+	T_ASSERT(run(&e.pp, &e.d, &e.lg, &x, saw_wait_dst));
 	T_EQ_INT(x.next, SPLICE_WAIT_DST);
-	T_ASSERT(d.buf != NULL);
-	T_ASSERT(d.in_pipe > 0);
-	T_EQ_INT(d.pipe[0], -1);
-	T_ASSERT(pp.copy_fallbacks >= 1);
-	T_EQ_INT(pp.created, 0);
-	fd_restore(fill);
-	unsigned long fallbacks = pp.copy_fallbacks;
+	T_ASSERT(e.d.buf != NULL);
+	T_ASSERT(e.d.in_pipe > 0);
+	T_EQ_INT(e.d.pipe[0], -1);
+	T_ASSERT(e.pp.copy_fallbacks >= 1);
+	T_EQ_INT(e.pp.created, 0);
+	fd_restore(e.fill);
+	unsigned long fallbacks = e.pp.copy_fallbacks;
 	x.read_d = true;
-	T_ASSERT(run(&pp, &d, &lg, &x, NULL));
+	T_ASSERT(run(&e.pp, &e.d, &e.lg, &x, NULL));
 	T_EQ_INT(x.next, SPLICE_DONE);
 	T_ASSERT(x.d_eof);
 	T_EQ_INT(x.recvd, size);
 	T_ASSERT(x.recvd == size && memcmp(src, dst, size) == 0);
-	T_EQ_INT(d.bytes, size);
-	T_EQ_INT(pp.copy_fallbacks, fallbacks);
-	splice_dir_release(&pp, &d);
-	T_EQ_INT(pp.in_use, 0);
-	legs_close(&lg);
-	pipe_pool_destroy(&pp);
-	free(fill);
+	T_EQ_INT(e.d.bytes, size);
+	T_EQ_INT(e.pp.copy_fallbacks, fallbacks);
+	splice_dir_release(&e.pp, &e.d);
+	T_EQ_INT(e.pp.in_use, 0);
+	emfile_close(&e);
 	free(src);
 	free(dst);
 }
@@ -973,39 +986,30 @@ static void test_pump_copy_fallback_backlog(void)
 	const size_t size = 2 * (size_t)MIB;
 	const struct bufs bf = {
 	        .a_snd = 8 * MIB, .b_rcv = 8 * MIB, .c_snd = 16 << 10, .d_rcv = 16 << 10};
-	struct pipe_pool pp = {0};
-	struct splice_dir d;
-	struct legs lg;
+	struct emfile e;
 	struct xfer x;
-	struct fd_fill *fill = calloc(1, sizeof(*fill));
 	uint8_t *src = pattern(size, 9050), *dst = malloc(size);
 
-	T_EQ_INT(pipe_pool_init(&pp, 4, 0), 0);
-	splice_dir_init(&d);
-	T_EQ_INT(legs_open(&lg, &bf), 0);
-	T_EQ_INT(fd_exhaust(fill, highest_fd(&lg)), 0);
+	emfile_open(&e, 0, &bf);
 	xfer_init(&x, src, dst, size);
 	x.read_d = false;
-	T_ASSERT(run(&pp, &d, &lg, &x, all_sent_and_dst_full));
+	T_ASSERT(run(&e.pp, &e.d, &e.lg, &x, all_sent_and_dst_full));
 	T_EQ_INT(x.sent, size);
 	T_EQ_INT(x.next, SPLICE_WAIT_DST);
-	T_ASSERT(d.buf != NULL && d.in_pipe > 0);
-	T_EQ_INT(pp.created, 0);
-	fd_restore(fill);
-	uint64_t held = d.bytes + d.in_pipe;
+	T_ASSERT(e.d.buf != NULL && e.d.in_pipe > 0);
+	T_EQ_INT(e.pp.created, 0);
+	fd_restore(e.fill);
+	uint64_t held = e.d.bytes + e.d.in_pipe;
 	x.read_d = true;
-	T_ASSERT(run(&pp, &d, &lg, &x, NULL));
+	T_ASSERT(run(&e.pp, &e.d, &e.lg, &x, NULL));
 	T_EQ_INT(x.next, SPLICE_DONE);
 	T_EQ_INT(x.recvd, size);
 	T_ASSERT(x.recvd == size && memcmp(src, dst, size) == 0);
-	if (pp.created == 0 || x.copied > held)
+	if (e.pp.created == 0 || x.copied > held)
 		T_FAILF("descriptors back after %llu bytes, but %llu of %zu went through the copy "
 		        "buffer (pipes made: %lu)",
-		        (unsigned long long)held, (unsigned long long)x.copied, size, pp.created);
-	splice_dir_release(&pp, &d);
-	legs_close(&lg);
-	pipe_pool_destroy(&pp);
-	free(fill);
+		        (unsigned long long)held, (unsigned long long)x.copied, size, e.pp.created);
+	emfile_close(&e);
 	free(src);
 	free(dst);
 }
@@ -1013,31 +1017,22 @@ static void test_pump_copy_fallback_backlog(void)
 /* EOF while in copy mode: DONE and a half-close, exactly as with a pipe. */
 static void test_pump_copy_fallback_eof(void)
 {
-	struct pipe_pool pp = {0};
-	struct splice_dir d;
-	struct legs lg;
+	struct emfile e;
 	struct xfer x;
-	struct fd_fill *fill = calloc(1, sizeof(*fill));
 	uint8_t *src = pattern(100000, 9100), dst[100000];
 
-	T_EQ_INT(pipe_pool_init(&pp, 4, 0), 0);
-	splice_dir_init(&d);
-	T_EQ_INT(legs_open(&lg, NULL), 0);
-	T_EQ_INT(fd_exhaust(fill, highest_fd(&lg)), 0);
+	emfile_open(&e, 0, NULL);
 	xfer_init(&x, src, dst, sizeof(dst));
-	T_ASSERT(run(&pp, &d, &lg, &x, NULL));
-	fd_restore(fill);
+	T_ASSERT(run(&e.pp, &e.d, &e.lg, &x, NULL));
+	fd_restore(e.fill);
 	T_EQ_INT(x.next, SPLICE_DONE);
 	T_ASSERT(x.d_eof);
 	T_EQ_INT(x.recvd, sizeof(dst));
 	T_EQ_MEM(src, dst, sizeof(dst));
-	T_ASSERT(d.done);
-	T_ASSERT(d.buf == NULL);
-	T_EQ_INT(pp.created, 0);
-	splice_dir_release(&pp, &d);
-	legs_close(&lg);
-	pipe_pool_destroy(&pp);
-	free(fill);
+	T_ASSERT(e.d.done);
+	T_ASSERT(e.d.buf == NULL);
+	T_EQ_INT(e.pp.created, 0);
+	emfile_close(&e);
 	free(src);
 }
 
