@@ -80,23 +80,35 @@ static int socks_connect(int fd, const struct tk_endpoint *t)
 	return -1;
 }
 
+/*
+ * A client socket for connection k (flags: SOCK_NONBLOCK or 0) with
+ * TCP_NODELAY and, for IPv4, the thread's own source address (see above);
+ * the port is chosen at connect time, per destination. -1 on failure.
+ */
+static int client_socket(int tid, const struct tk_endpoint *dst, int flags)
+{
+	int one = 1, fd = socket(dst->ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | flags, 0);
+
+	if (fd < 0)
+		return -1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (dst->ss.ss_family == AF_INET) {
+		struct sockaddr_in src = {.sin_family = AF_INET};
+		src.sin_addr.s_addr = htonl(0x7f000000u | (10u + (unsigned)tid));
+		setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof(one));
+		bind(fd, (struct sockaddr *)&src, sizeof(src));
+	}
+	return fd;
+}
+
 static int one_conn(int tid, unsigned long k, unsigned char *msg, unsigned char *back)
 {
 	const struct tk_endpoint *t = &targets[k % ntargets];
 	const struct tk_endpoint *dst = use_proxy ? &proxy : t;
-	int fd = socket(dst->ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int fd = client_socket(tid, dst, 0), rc = -1;
 	if (fd < 0)
 		return E_SOCKET;
-	int one = 1, rc = -1;
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	tk_set_timeouts(fd, IO_TIMEOUT_S);
-	if (dst->ss.ss_family == AF_INET) {
-		struct sockaddr_in src = {.sin_family = AF_INET};
-		src.sin_addr.s_addr = htonl(0x7f000000u | (10u + (unsigned)tid));
-		/* choose the port at connect time, per destination */
-		setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof(one));
-		bind(fd, (struct sockaddr *)&src, sizeof(src));
-	}
 	if (connect(fd, (struct sockaddr *)&dst->ss, dst->len)) {
 		rc = E_CONNECT;
 		goto out;
@@ -152,23 +164,15 @@ static void ev_open(int tid, int ep, struct ev_conn *c, unsigned long k)
 	const struct tk_endpoint *t = &targets[k % ntargets];
 	const struct tk_endpoint *dst = use_proxy ? &proxy : t;
 	struct epoll_event ev = {.events = EPOLLOUT, .data.ptr = c};
-	int one = 1;
 
 	c->k = k;
 	c->got = 0;
 	c->state = EV_CONNECT;
 	c->deadline_ms = tk_now_ms() + IO_TIMEOUT_S * 1000;
-	c->fd = socket(dst->ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	c->fd = client_socket(tid, dst, SOCK_NONBLOCK);
 	if (c->fd < 0) {
 		atomic_fetch_add_explicit(&errors[E_SOCKET], 1, memory_order_relaxed);
 		return;
-	}
-	setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	if (dst->ss.ss_family == AF_INET) {
-		struct sockaddr_in src = {.sin_family = AF_INET};
-		src.sin_addr.s_addr = htonl(0x7f000000u | (10u + (unsigned)tid));
-		setsockopt(c->fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof(one));
-		bind(c->fd, (struct sockaddr *)&src, sizeof(src));
 	}
 	if ((connect(c->fd, (struct sockaddr *)&dst->ss, dst->len) && errno != EINPROGRESS) ||
 	    epoll_ctl(ep, EPOLL_CTL_ADD, c->fd, &ev)) {
