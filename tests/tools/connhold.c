@@ -157,7 +157,8 @@ static void pattern(uint32_t id, uint64_t off, unsigned char *out, size_t n)
 struct echo {
 	unsigned char *buf;
 	size_t len, off;
-	bool listener, rd_eof;
+	uint32_t events; /* the epoll mask registered now */
+	bool listener, rd_eof, drained;
 };
 
 static void echo_close(struct echo *e, int fd)
@@ -183,6 +184,17 @@ static bool echo_step(struct echo *e, int fd)
 			continue;
 		}
 		e->len = e->off = 0;
+		if (e->drained) {
+			/*
+			 * The last read came up short, so the queue was empty:
+			 * epoll is level-triggered, so wait for it rather than
+			 * pay for a read that would say EAGAIN.
+			 */
+			e->drained = false;
+			free(e->buf);
+			e->buf = NULL;
+			break;
+		}
 		if (e->rd_eof) {
 			shutdown(fd, SHUT_WR);
 			echo_close(e, fd);
@@ -208,9 +220,11 @@ static bool echo_step(struct echo *e, int fd)
 			return false;
 		}
 		e->len = r;
+		e->drained = r < ECHO_BUF;
 	}
 	struct epoll_event ev = {.events = e->len > e->off ? EPOLLOUT : EPOLLIN, .data.fd = fd};
-	epoll_ctl(epfd, EPOLL_CTL_MOD, fd, &ev);
+	if (ev.events != e->events && !epoll_ctl(epfd, EPOLL_CTL_MOD, fd, &ev))
+		e->events = ev.events;
 	return true;
 }
 
@@ -270,6 +284,7 @@ static int serve(int argc, char **argv)
 					continue;
 				}
 				memset(&tab[c], 0, sizeof(tab[c]));
+				tab[c].events = EPOLLIN;
 				struct epoll_event ev = {.events = EPOLLIN, .data.fd = c};
 				epoll_ctl(epfd, EPOLL_CTL_ADD, c, &ev);
 			}
