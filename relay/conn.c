@@ -61,6 +61,39 @@ static void arm_poll(struct worker *w, struct conn *c, int slot, int op, int fd,
 	io_uring_sqe_set_data64(sqe, c->ops[slot]);
 }
 
+/*
+ * A short reply to the client through the ring, linked to a poll queued
+ * right behind it, which is armed only once every byte is out.
+ *
+ * Why: a send(2) that wakes the client returns to user space with a
+ * reschedule pending, so the worker is preempted in the middle of its batch
+ * of completions; queued, the sends of a whole batch go out inside the one
+ * io_uring_enter(2) that then waits, and the client runs while the worker
+ * would sleep anyway (cps: about 0.5 fewer preemptions per connection).
+ * The link keeps the order: nothing else writes to the client until the
+ * linked poll completes, and that completion also proves c->tx is free
+ * again. Success posts no CQE; a failure (OP_TX, also after a cancel)
+ * closes the connection, and the linked poll then never runs (see OP_TX in
+ * worker.c for the accounting). The poll (slot, op, fd, mask) is queued here
+ * so that nothing can come between the two.
+ */
+static void queue_reply(struct worker *w, struct conn *c, const uint8_t *buf, size_t len, int slot,
+                        int op, int fd, unsigned mask)
+{
+	struct io_uring_sqe *sqe;
+
+	/* Both SQEs in one submission: a link cut by loop_sqe()'s flush would not hold. */
+	if (io_uring_sq_space_left(&w->ring) < 2)
+		io_uring_submit(&w->ring);
+	memcpy(c->tx, buf, len);
+	sqe = worker_sqe(w);
+	io_uring_prep_send(sqe, c->fd[LEG_IN], c->tx, len, MSG_NOSIGNAL | MSG_WAITALL);
+	sqe->flags |= IOSQE_IO_LINK | IOSQE_CQE_SKIP_SUCCESS;
+	c->ops[OPS_TX] = worker_tag(w, c, OP_TX);
+	io_uring_sqe_set_data64(sqe, c->ops[OPS_TX]);
+	arm_poll(w, c, slot, op, fd, mask);
+}
+
 /* Handshake buffers may hold credentials (RFC 1929 bytes, Proxy-Authorization). */
 static void hs_free(struct conn *c)
 {
@@ -124,12 +157,43 @@ static void fail(struct worker *w, struct conn *c, enum proto_connect_result r)
 	close_after_reply(w, c);
 }
 
+/* Handshake over: free its state and queue the connection for idle timeouts. */
+static void relay_begin(struct worker *w, struct conn *c)
+{
+	/* Both legs already have TCP_NODELAY (outbound_socket(), worker_listen()). */
+	hs_free(c);
+	c->state = CONN_RELAY;
+	list_del(&c->link);
+	c->active_s = (uint32_t)(w->now_ms / 1000);
+	list_add_tail(&w->idle_queue, &c->link);
+}
+
 /* Both legs are up: reply, flush early bytes, hand over to the splice pump. */
 static void start_relay(struct worker *w, struct conn *c, const struct sockaddr *bound)
 {
 	struct conn_hs *hs = c->hs;
+	struct socks5_server *s5 = &hs->in.s5;
 	int ret;
 
+	if (inbound_of(w, c)->type == INBOUND_SOCKS5 && !hs->len && !hs->up_len) {
+		/*
+		 * The common case: only the reply to send. Through the ring,
+		 * with the target → client poll linked behind it so no relayed
+		 * byte can overtake it.
+		 */
+		socks5_server_reply(s5, socks5_rep_from_connect(CONNECT_OK), bound);
+		if (s5->reply_len <= CONN_TX_MAX) {
+			uint8_t reply[CONN_TX_MAX];
+			size_t len = s5->reply_len;
+
+			memcpy(reply, s5->reply, len);
+			relay_begin(w, c);
+			queue_reply(w, c, reply, len, OPS_DIR1, OP_DIR1_POLL, c->fd[LEG_OUT],
+			            POLLIN);
+			arm_poll(w, c, OPS_DIR0, OP_DIR0_POLL, c->fd[LEG_IN], POLLIN);
+			return;
+		}
+	}
 	if (hs->len) {
 		ret = send_all(c->fd[LEG_OUT], hs->buf, hs->len);
 		if (ret < 0)
@@ -143,12 +207,7 @@ static void start_relay(struct worker *w, struct conn *c, const struct sockaddr 
 		if (ret < 0)
 			goto reset;
 	}
-	/* Both legs already have TCP_NODELAY (outbound_socket(), worker_listen()). */
-	hs_free(c);
-	c->state = CONN_RELAY;
-	list_del(&c->link);
-	c->active_s = (uint32_t)(w->now_ms / 1000);
-	list_add_tail(&w->idle_queue, &c->link);
+	relay_begin(w, c);
 	arm_poll(w, c, OPS_DIR0, OP_DIR0_POLL, c->fd[LEG_IN], POLLIN);
 	arm_poll(w, c, OPS_DIR1, OP_DIR1_POLL, c->fd[LEG_OUT], POLLIN);
 	return;
@@ -342,6 +401,12 @@ static void hs_feed(struct worker *w, struct conn *c)
 			arm_poll(w, c, OPS_HS, OP_HS_POLL, c->fd[LEG_IN], POLLIN);
 			return;
 		case PROTO_REPLY:
+			if (type == INBOUND_SOCKS5 && hs->len == 0 && reply_len <= CONN_TX_MAX) {
+				/* Nothing more buffered: the parser needs the client's next message. */
+				queue_reply(w, c, reply, reply_len, OPS_HS, OP_HS_POLL,
+				            c->fd[LEG_IN], POLLIN);
+				return;
+			}
 			if (send_all(c->fd[LEG_IN], reply, reply_len) < 0) {
 				conn_close(w, c, false);
 				return;
@@ -521,8 +586,21 @@ static void relay_ready(struct worker *w, struct conn *c, int d)
 void conn_complete(struct worker *w, struct conn *c, int op, int res)
 {
 	switch (op) {
+	case OP_TX:
+		/* A failure (or cancellation): the linked poll never runs, nor posts a CQE. */
+		c->ops[OPS_TX] = 0;
+		c->ops[c->state == CONN_RELAY ? OPS_DIR1 : OPS_HS] = 0;
+		log_debug_rl("reply not sent: %s", res < 0 ? strerror(-res) : "short write");
+		w->stats.resets++;
+		conn_close(w, c, true);
+		return;
 	case OP_HS_POLL:
 		c->ops[OPS_HS] = 0;
+		c->ops[OPS_TX] = 0; /* a reply linked ahead of this poll is out */
+		if (res == -ECANCELED) {
+			conn_close(w, c, true);
+			return;
+		}
 		if (c->state == CONN_HANDSHAKE)
 			hs_readable(w, c);
 		else if (c->state == CONN_UPSTREAM)
@@ -542,6 +620,12 @@ void conn_complete(struct worker *w, struct conn *c, int op, int res)
 	case OP_DIR1_POLL: {
 		int d = op == OP_DIR1_POLL;
 		c->ops[d] = 0;
+		if (d)
+			c->ops[OPS_TX] = 0; /* a reply linked ahead of this poll is out */
+		if (res == -ECANCELED) {
+			conn_close(w, c, true);
+			return;
+		}
 		relay_ready(w, c, d);
 		return;
 	}
@@ -620,6 +704,7 @@ void conn_timeout(struct worker *w, struct conn *c)
 void conn_close(struct worker *w, struct conn *c, bool rst)
 {
 	static const struct linger abort_linger = {.l_onoff = 1, .l_linger = 0};
+	bool tx = c->ops[OPS_TX] != 0;
 
 	for (int i = 0; i < OPS_N; i++) {
 		if (!c->ops[i])
@@ -630,6 +715,13 @@ void conn_close(struct worker *w, struct conn *c, bool rst)
 		sqe->flags |= IOSQE_CQE_SKIP_SUCCESS;
 		c->ops[i] = 0;
 	}
+	/*
+	 * A reply still queued or waiting for room reads c->tx, which is about
+	 * to be freed, and needs the descriptor: submit now, so it goes out
+	 * before the close or is cancelled before it can touch the memory.
+	 */
+	if (tx)
+		io_uring_submit(&w->ring);
 	for (int leg = 0; leg < 2; leg++) {
 		if (c->fd[leg] < 0)
 			continue;

@@ -38,8 +38,15 @@ enum conn_limits {
 	CONN_MAX_ADDRS = 8, /* addresses tried per resolved name */
 };
 
-/* In-flight op slots: exactly one op per relay direction, one for the handshake. */
-enum conn_op_slot { OPS_DIR0 = 0, OPS_DIR1 = 1, OPS_HS = 2, OPS_N = 3 };
+/*
+ * In-flight op slots: exactly one op per relay direction, one for the
+ * handshake, and a reply sent through the ring (its tag stays set until the
+ * poll linked behind it completes, which proves the send is finished).
+ */
+enum conn_op_slot { OPS_DIR0 = 0, OPS_DIR1 = 1, OPS_HS = 2, OPS_TX = 3, OPS_N = 4 };
+
+/* The longest reply sent through the ring: a SOCKS5 reply with an IPv6 BND. */
+enum { CONN_TX_MAX = 4 + 16 + 2 };
 
 /* Handshake-time state: allocated at accept, freed once relaying starts. */
 struct conn_hs {
@@ -73,6 +80,7 @@ struct conn {
 	uint32_t active_s;        /* idle queue: second of last activity */
 	struct conn_hs *hs;       /* NULL while relaying */
 	struct splice_dir dir[2]; /* 0: in → out, 1: out → in */
+	uint8_t tx[CONN_TX_MAX];  /* the reply in flight while ops[OPS_TX] is set */
 };
 
 /* A new client connection `fd` accepted on inbound `inbound`. Takes ownership of fd. */

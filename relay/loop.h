@@ -27,6 +27,7 @@ enum loop_op {
 	OP_CONNECT,      /* outbound connect finished */
 	OP_DIR0_POLL,    /* relay direction 0 (client → target) ready */
 	OP_DIR1_POLL,    /* relay direction 1 (target → client) ready */
+	OP_TX,           /* a short reply sent through the ring; a CQE only on failure */
 };
 
 enum { LOOP_SLOT_BITS = 24, LOOP_SLOT_MAX = (1u << LOOP_SLOT_BITS) - 1 };

@@ -138,6 +138,15 @@ for seed in 1 2 3 4 5 6; do
 	expect "socks-after-greeting-random-$seed" "$SP" "reply=0500.*$CLOSED" -x $G -d 100 -S $seed -z 300
 done
 
+# --- clients that reset (SO_LINGER 0) right after a message: the reply, sent through
+# io_uring, may then fail; only that connection may notice ---------------------------
+for i in 1 2 3 4 5 6 7 8; do
+	expect "socks-rst-after-greeting-$i" "$SP" "end=rst-sent" -x $G -r
+	expect "socks-rst-after-request-$i" "$SP" "end=rst-sent" -x $G -d 50 -x $REQ4 -r
+	expect "socks-rst-with-request-$i" "$SP" "end=rst-sent" -x $G$REQ4 -r
+	expect "auth-rst-after-greeting-$i" "$AP" "end=rst-sent" -x 050102 -r
+done
+
 # --- a valid handshake cut at every byte position --------------------------------
 # cut_all NAME PORT GREETING REQUEST: for each k, send the first k octets (the
 # greeting, its reply awaited, then the rest) and half-close (spliced must close

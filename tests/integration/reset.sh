@@ -1,8 +1,11 @@
 # SPDX-License-Identifier: MIT
 # Resets cross spliced: a target RST reaches the client as ECONNRESET (not a clean EOF), and a
-# client RST makes spliced drop the target leg promptly (socks5 and forward inbounds).
+# client RST makes spliced drop the target leg promptly (socks5 and forward inbounds); a client
+# that resets while its CONNECT is in flight costs nothing once the reply fails to send.
 . "$(dirname "$0")/../lib.sh"
 need_spliced
+PROBE=${PROBE:-$T_BUILD/tests/tools/probe}
+need "$PROBE"
 
 TPORT=$(free_port)
 PS=$(free_port)
@@ -96,4 +99,73 @@ for inb in socks5 forward; do
 	fi
 done
 XFER_IN=/dev/null
+
+# 4. The client resets while spliced is still connecting, so the CONNECT reply (sent through
+# io_uring, linked to the poll of the target leg) fails. The target is a listener whose
+# accept queue a blocker fills (backlog 0), so spliced's SYN is dropped until the listener
+# accepts the blocker at 0.5 s and the retransmitted SYN (1 s) gets through. Wanted: the
+# failure is seen (debug log), the slot and both sockets are released, and spliced still
+# stops at once on SIGTERM (the failed send must not leave an op counted as in flight).
+stop_spliced
+SLOW=$(free_port)
+python3 -c '
+import socket, sys, time
+port = int(sys.argv[1])
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", port))
+s.listen(0)
+blocker = socket.create_connection(("127.0.0.1", port))
+print("ready", flush=True)
+time.sleep(0.5)
+held = [s.accept(), s.accept()]
+time.sleep(8)
+' "$SLOW" >"$T_TMP/slow.out" 2>&1 &
+SLOW_PID=$!
+on_cleanup_pid $SLOW_PID
+for _ in $(seq 50); do grep -q ready "$T_TMP/slow.out" && break; sleep 0.1; done
+# Under ASan when it is built: the failure path frees the connection with a send just failed.
+[ -n "${SPLICED_ASAN_BIN:-}" ] && [ -x "$SPLICED_ASAN_BIN" ] && SPLICED_BIN=$SPLICED_ASAN_BIN
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+start_spliced "
+[main]
+log-level = debug
+[inbound s]
+type = socks5
+listen = 127.0.0.1:$PS
+" || { fail start-debug "spliced did not start"; finish; }
+base=$(fd_targets "$SPLICED_PID" | wc -l)
+o=$("$PROBE" 127.0.0.1:"$PS" -x 050100 -d 100 -x "050100017f000001$(printf '%04x' "$SLOW")" -r 2>&1)
+ok=0
+for _ in $(seq 40); do
+	grep -q 'reply not sent' "$SPLICED_LOG" && { ok=1; break; }
+	sleep 0.1
+done
+if [[ $o != *end=rst-sent* ]]; then
+	fail client-reset-during-connect "probe: $o"
+elif [ $ok = 1 ]; then
+	pass client-reset-during-connect
+	echo "# $(grep -m1 'reply not sent' "$SPLICED_LOG")"
+else
+	fail client-reset-during-connect "no failed reply in the log 4 s later: $(grep -v 'listening\|started' "$SPLICED_LOG" | tr '\n' ' ')"
+fi
+ok=0
+for _ in $(seq 30); do
+	[ "$(fd_targets "$SPLICED_PID" | wc -l)" -le "$base" ] && { ok=1; break; }
+	sleep 0.1
+done
+expect_eq client-reset-during-connect-fds-freed "$ok" 1 "open files back to $base (now $(fd_kinds "$SPLICED_PID"))"
+t0=$(date +%s%N)
+stop_spliced
+rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+if [ $rc -eq 0 ] && [ $ms -lt 3000 ]; then pass client-reset-during-connect-prompt-stop
+else fail client-reset-during-connect-prompt-stop "SIGTERM to exit: ${ms} ms, status $rc"; fi
+if grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$SPLICED_LOG"; then
+	fail client-reset-during-connect-sanitizers "$(grep -m3 -E 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$SPLICED_LOG")"
+else
+	pass client-reset-during-connect-sanitizers
+	echo "# that spliced: $SPLICED_BIN"
+fi
+kill "$SLOW_PID" 2>/dev/null
 finish

@@ -12,6 +12,8 @@
  *   -1         send every chunk one byte at a time (with -d between bytes)
  *   -h         shutdown(SHUT_WR) after the last chunk
  *   -k         close right after sending, without reading (prints end=closed)
+ *   -r         like -k, but abortively (SO_LINGER 0: the peer gets a RST, so
+ *              whatever it answers fails to send; prints end=rst-sent)
  *   -w MS      how long to wait for the peer to close after the last send (default 5000)
  * Prints one line:
  *   reply=HEX|- bytes=N end=eof|reset|timeout|closed ms=T total_ms=T2 [http=CODE]
@@ -127,7 +129,7 @@ int main(int argc, char **argv)
 {
 	struct tk_endpoint ep;
 	int delay = 0, wait_ms = 5000;
-	bool bytewise = false, half = false, kill_after = false;
+	bool bytewise = false, half = false, kill_after = false, rst_after = false;
 	unsigned repeat = 0;
 	uint32_t seed = 0;
 
@@ -142,6 +144,8 @@ int main(int argc, char **argv)
 			half = true;
 		} else if (!strcmp(a, "-k")) {
 			kill_after = true;
+		} else if (!strcmp(a, "-r")) {
+			kill_after = rst_after = true;
 		} else if (!v) {
 			goto usage;
 		} else if (!strcmp(a, "-x")) {
@@ -218,7 +222,12 @@ int main(int argc, char **argv)
 	}
 	const char *how;
 	if (kill_after && !end) {
+		static const struct linger abort_linger = {.l_onoff = 1, .l_linger = 0};
 		how = "closed";
+		if (rst_after) {
+			setsockopt(fd, SOL_SOCKET, SO_LINGER, &abort_linger, sizeof(abort_linger));
+			how = "rst-sent";
+		}
 	} else {
 		if (!end && half)
 			shutdown(fd, SHUT_WR);
@@ -242,6 +251,6 @@ int main(int argc, char **argv)
 	return 0;
 usage:
 	fprintf(stderr,
-	        "usage: probe HOST:PORT [-x HEX] [-a TEXT] [-z N] [-S SEED] [-R N -x HEX] [-d MS] [-1] [-h] [-k] [-w MS]\n");
+	        "usage: probe HOST:PORT [-x HEX] [-a TEXT] [-z N] [-S SEED] [-R N -x HEX] [-d MS] [-1] [-h] [-k] [-r] [-w MS]\n");
 	return 2;
 }
