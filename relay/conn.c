@@ -175,7 +175,8 @@ static void start_relay(struct worker *w, struct conn *c, const struct sockaddr 
 	struct socks5_server *s5 = &hs->in.s5;
 	int ret;
 
-	if (inbound_of(w, c)->type == INBOUND_SOCKS5 && !hs->len && !hs->up_len) {
+	if (inbound_of(w, c)->type == INBOUND_SOCKS5 && !hs->len && !hs->up_len &&
+	    w->feat.cqe_skip) {
 		/*
 		 * The common case: only the reply to send. Through the ring,
 		 * with the target → client poll linked behind it so no relayed
@@ -401,7 +402,8 @@ static void hs_feed(struct worker *w, struct conn *c)
 			arm_poll(w, c, OPS_HS, OP_HS_POLL, c->fd[LEG_IN], POLLIN);
 			return;
 		case PROTO_REPLY:
-			if (type == INBOUND_SOCKS5 && hs->len == 0 && reply_len <= CONN_TX_MAX) {
+			if (type == INBOUND_SOCKS5 && hs->len == 0 && reply_len <= CONN_TX_MAX &&
+			    w->feat.cqe_skip) {
 				/* Nothing more buffered: the parser needs the client's next message. */
 				queue_reply(w, c, reply, reply_len, OPS_HS, OP_HS_POLL,
 				            c->fd[LEG_IN], POLLIN);

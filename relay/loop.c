@@ -40,6 +40,7 @@ int loop_init(struct io_uring *ring, unsigned entries, struct loop_features *fea
 				feat->coop_taskrun = p.flags & IORING_SETUP_COOP_TASKRUN;
 				feat->ext_arg = p.features & IORING_FEAT_EXT_ARG;
 				feat->fast_poll = p.features & IORING_FEAT_FAST_POLL;
+				feat->cqe_skip = p.features & IORING_FEAT_CQE_SKIP;
 				feat->disabled = p.flags & IORING_SETUP_R_DISABLED;
 			}
 			return 0;

@@ -59,6 +59,7 @@ struct loop_features {
 	bool coop_taskrun;
 	bool ext_arg;
 	bool fast_poll;
+	bool cqe_skip; /* IOSQE_CQE_SKIP_SUCCESS (5.17+): replies may go through the ring */
 	bool disabled; /* created with R_DISABLED: call loop_enable() in the using thread */
 };
 

@@ -65,11 +65,12 @@ static void print_version(void)
 	if (ret < 0) {
 		printf("io_uring: unavailable (%s)\n", strerror(-ret));
 	} else {
-		printf("io_uring: available; setup %s; ext-arg %s; fast-poll %s\n",
+		printf("io_uring: available; setup %s; ext-arg %s; fast-poll %s; cqe-skip %s\n",
 		       f.defer_taskrun  ? "single-issuer+defer-taskrun"
 		       : f.coop_taskrun ? "coop-taskrun"
 		                        : "basic",
-		       f.ext_arg ? "yes" : "no", f.fast_poll ? "yes" : "no");
+		       f.ext_arg ? "yes" : "no", f.fast_poll ? "yes" : "no",
+		       f.cqe_skip ? "yes" : "no");
 	}
 	printf("data path: poll + splice(2) with SPLICE_F_NONBLOCK, pooled pipes\n");
 	crypto_info_print(stdout);
