@@ -62,8 +62,8 @@ static void arm_poll(struct worker *w, struct conn *c, int slot, int op, int fd,
 }
 
 /*
- * A short reply to the client through the ring, linked to a poll queued
- * right behind it, which is armed only once every byte is out.
+ * The reply in c->tx (len bytes) to the client through the ring, linked to a
+ * poll queued right behind it, which is armed only once every byte is out.
  *
  * Why: a send(2) that wakes the client returns to user space with a
  * reschedule pending, so the worker is preempted in the middle of its batch
@@ -77,15 +77,14 @@ static void arm_poll(struct worker *w, struct conn *c, int slot, int op, int fd,
  * worker.c for the accounting). The poll (slot, op, fd, mask) is queued here
  * so that nothing can come between the two.
  */
-static void queue_reply(struct worker *w, struct conn *c, const uint8_t *buf, size_t len, int slot,
-                        int op, int fd, unsigned mask)
+static void queue_reply(struct worker *w, struct conn *c, size_t len, int slot, int op, int fd,
+                        unsigned mask)
 {
 	struct io_uring_sqe *sqe;
 
 	/* Both SQEs in one submission: a link cut by loop_sqe()'s flush would not hold. */
 	if (io_uring_sq_space_left(&w->ring) < 2)
 		io_uring_submit(&w->ring);
-	memcpy(c->tx, buf, len);
 	sqe = worker_sqe(w);
 	io_uring_prep_send(sqe, c->fd[LEG_IN], c->tx, len, MSG_NOSIGNAL | MSG_WAITALL);
 	sqe->flags |= IOSQE_IO_LINK | IOSQE_CQE_SKIP_SUCCESS;
@@ -184,13 +183,11 @@ static void start_relay(struct worker *w, struct conn *c, const struct sockaddr 
 		 */
 		socks5_server_reply(s5, socks5_rep_from_connect(CONNECT_OK), bound);
 		if (s5->reply_len <= CONN_TX_MAX) {
-			uint8_t reply[CONN_TX_MAX];
 			size_t len = s5->reply_len;
 
-			memcpy(reply, s5->reply, len);
+			memcpy(c->tx, s5->reply, len); /* relay_begin() frees s5 */
 			relay_begin(w, c);
-			queue_reply(w, c, reply, len, OPS_DIR1, OP_DIR1_POLL, c->fd[LEG_OUT],
-			            POLLIN);
+			queue_reply(w, c, len, OPS_DIR1, OP_DIR1_POLL, c->fd[LEG_OUT], POLLIN);
 			arm_poll(w, c, OPS_DIR0, OP_DIR0_POLL, c->fd[LEG_IN], POLLIN);
 			return;
 		}
@@ -405,8 +402,9 @@ static void hs_feed(struct worker *w, struct conn *c)
 			if (type == INBOUND_SOCKS5 && hs->len == 0 && reply_len <= CONN_TX_MAX &&
 			    w->feat.cqe_skip) {
 				/* Nothing more buffered: the parser needs the client's next message. */
-				queue_reply(w, c, reply, reply_len, OPS_HS, OP_HS_POLL,
-				            c->fd[LEG_IN], POLLIN);
+				memcpy(c->tx, reply, reply_len);
+				queue_reply(w, c, reply_len, OPS_HS, OP_HS_POLL, c->fd[LEG_IN],
+				            POLLIN);
 				return;
 			}
 			if (send_all(c->fd[LEG_IN], reply, reply_len) < 0) {
