@@ -70,7 +70,8 @@ struct worker {
 	uint32_t *free_slots;
 	uint32_t n_free;
 	unsigned n_conns;
-	unsigned n_inflight; /* ops that will post a CQE (not the eventfd read, not cancels) */
+	unsigned n_inflight;  /* ops that will post a CQE (not the eventfd read, not cancels) */
+	uint64_t last_cqe_ms; /* when a turn last dispatched a completion */
 
 	struct list_node hs_queue;   /* ordered by deadline (handshake-timeout) */
 	struct list_node idle_queue; /* ordered by last activity (idle-timeout) */

@@ -208,6 +208,12 @@ if [ $ok = 1 ]; then pass fds-back-to-baseline; else
 fi
 stop_spliced "$PID"
 expect_eq sigterm-exit "$?" 0 "exit status"
+# The worker's guard against a miscount of in-flight ops (worker.c STUCK_OPS_MS) must stay silent.
+if grep -q 'counted in flight' "$SPLICED_LOG"; then
+	fail ops-accounting "$(grep -m1 'counted in flight' "$SPLICED_LOG")"
+else
+	pass ops-accounting
+fi
 if grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$SPLICED_LOG"; then
 	fail sanitizers-clean "$(grep -m3 -E 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$SPLICED_LOG")"
 else
