@@ -93,6 +93,12 @@ static void queue_reply(struct worker *w, struct conn *c, size_t len, int slot, 
 	arm_poll(w, c, slot, op, fd, mask);
 }
 
+/* Whether a reply of len bytes may go through queue_reply(). */
+static bool ring_reply_ok(const struct worker *w, size_t len)
+{
+	return w->feat.cqe_skip && len <= CONN_TX_MAX;
+}
+
 /* Handshake buffers may hold credentials (RFC 1929 bytes, Proxy-Authorization). */
 static void hs_free(struct conn *c)
 {
@@ -156,58 +162,47 @@ static void fail(struct worker *w, struct conn *c, enum proto_connect_result r)
 	close_after_reply(w, c);
 }
 
-/* Handshake over: free its state and queue the connection for idle timeouts. */
-static void relay_begin(struct worker *w, struct conn *c)
+/* Both legs are up: reply, flush early bytes, hand over to the splice pump. */
+static void start_relay(struct worker *w, struct conn *c, const struct sockaddr *bound)
 {
+	struct conn_hs *hs = c->hs;
+	size_t tx_len = 0; /* not 0: the reply waits in c->tx for queue_reply() */
+	int ret;
+
+	if (inbound_of(w, c)->type == INBOUND_SOCKS5 && !hs->len && !hs->up_len) {
+		/* The common case: only the reply to send, so it can go through the ring. */
+		struct socks5_server *s5 = &hs->in.s5;
+
+		socks5_server_reply(s5, socks5_rep_from_connect(CONNECT_OK), bound);
+		if (ring_reply_ok(w, s5->reply_len)) {
+			tx_len = s5->reply_len;
+			memcpy(c->tx, s5->reply, tx_len); /* hs is freed below */
+		}
+	}
+	if (!tx_len) {
+		if (hs->len && (ret = send_all(c->fd[LEG_OUT], hs->buf, hs->len)) < 0)
+			goto reset;
+		if ((ret = reply_connect(w, c, CONNECT_OK, bound)) < 0)
+			goto reset;
+		if (hs->up_len && (ret = send_all(c->fd[LEG_IN], hs->up_buf, hs->up_len)) < 0)
+			goto reset;
+	}
 	/* Both legs already have TCP_NODELAY (outbound_socket(), worker_listen()). */
 	hs_free(c);
 	c->state = CONN_RELAY;
 	list_del(&c->link);
 	c->active_s = (uint32_t)(w->now_ms / 1000);
 	list_add_tail(&w->idle_queue, &c->link);
-}
-
-/* Both legs are up: reply, flush early bytes, hand over to the splice pump. */
-static void start_relay(struct worker *w, struct conn *c, const struct sockaddr *bound)
-{
-	struct conn_hs *hs = c->hs;
-	struct socks5_server *s5 = &hs->in.s5;
-	int ret;
-
-	if (inbound_of(w, c)->type == INBOUND_SOCKS5 && !hs->len && !hs->up_len &&
-	    w->feat.cqe_skip) {
-		/*
-		 * The common case: only the reply to send. Through the ring,
-		 * with the target → client poll linked behind it so no relayed
-		 * byte can overtake it.
-		 */
-		socks5_server_reply(s5, socks5_rep_from_connect(CONNECT_OK), bound);
-		if (s5->reply_len <= CONN_TX_MAX) {
-			size_t len = s5->reply_len;
-
-			memcpy(c->tx, s5->reply, len); /* relay_begin() frees s5 */
-			relay_begin(w, c);
-			queue_reply(w, c, len, OPS_DIR1, OP_DIR1_POLL, c->fd[LEG_OUT], POLLIN);
-			arm_poll(w, c, OPS_DIR0, OP_DIR0_POLL, c->fd[LEG_IN], POLLIN);
-			return;
-		}
-	}
-	if (hs->len) {
-		ret = send_all(c->fd[LEG_OUT], hs->buf, hs->len);
-		if (ret < 0)
-			goto reset;
-	}
-	ret = reply_connect(w, c, CONNECT_OK, bound);
-	if (ret < 0)
-		goto reset;
-	if (hs->up_len) {
-		ret = send_all(c->fd[LEG_IN], hs->up_buf, hs->up_len);
-		if (ret < 0)
-			goto reset;
-	}
-	relay_begin(w, c);
+	/*
+	 * Linked behind a queued reply, no relayed byte can overtake it. The
+	 * reply goes first in the ring, so if it fails (the client reset), its
+	 * CQE closes the connection before the client leg's poll is handled.
+	 */
+	if (tx_len)
+		queue_reply(w, c, tx_len, OPS_DIR1, OP_DIR1_POLL, c->fd[LEG_OUT], POLLIN);
+	else
+		arm_poll(w, c, OPS_DIR1, OP_DIR1_POLL, c->fd[LEG_OUT], POLLIN);
 	arm_poll(w, c, OPS_DIR0, OP_DIR0_POLL, c->fd[LEG_IN], POLLIN);
-	arm_poll(w, c, OPS_DIR1, OP_DIR1_POLL, c->fd[LEG_OUT], POLLIN);
 	return;
 reset:
 	log_debug_rl("early write failed: %s", strerror(-ret));
@@ -399,8 +394,7 @@ static void hs_feed(struct worker *w, struct conn *c)
 			arm_poll(w, c, OPS_HS, OP_HS_POLL, c->fd[LEG_IN], POLLIN);
 			return;
 		case PROTO_REPLY:
-			if (type == INBOUND_SOCKS5 && hs->len == 0 && reply_len <= CONN_TX_MAX &&
-			    w->feat.cqe_skip) {
+			if (hs->len == 0 && ring_reply_ok(w, reply_len)) {
 				/* Nothing more buffered: the parser needs the client's next message. */
 				memcpy(c->tx, reply, reply_len);
 				queue_reply(w, c, reply_len, OPS_HS, OP_HS_POLL, c->fd[LEG_IN],
@@ -597,10 +591,6 @@ void conn_complete(struct worker *w, struct conn *c, int op, int res)
 	case OP_HS_POLL:
 		c->ops[OPS_HS] = 0;
 		c->ops[OPS_TX] = 0; /* a reply linked ahead of this poll is out */
-		if (res == -ECANCELED) {
-			conn_close(w, c, true);
-			return;
-		}
 		if (c->state == CONN_HANDSHAKE)
 			hs_readable(w, c);
 		else if (c->state == CONN_UPSTREAM)
@@ -622,10 +612,6 @@ void conn_complete(struct worker *w, struct conn *c, int op, int res)
 		c->ops[d] = 0;
 		if (d)
 			c->ops[OPS_TX] = 0; /* a reply linked ahead of this poll is out */
-		if (res == -ECANCELED) {
-			conn_close(w, c, true);
-			return;
-		}
 		relay_ready(w, c, d);
 		return;
 	}

@@ -361,16 +361,11 @@ static void dispatch(struct worker *w, struct io_uring_cqe *cqe)
 		return;
 	case OP_TX:
 		/*
-		 * Only a failure posts a CQE, and then the kernel skips the CQE of
-		 * the poll linked behind the send (a failed CQE_SKIP_SUCCESS
-		 * request sets REQ_F_SKIP_LINK_CQES). Exactly one of the two
+		 * A reply posts a CQE only when it fails, and then the kernel skips
+		 * the CQE of the poll linked behind it (a failed CQE_SKIP_SUCCESS
+		 * request sets REQ_F_SKIP_LINK_CQES): exactly one of the two
 		 * completes the pair, which arm_poll() counted once.
 		 */
-		w->n_inflight--;
-		if (slot >= w->cap_slots || w->gens[slot] != loop_tag_gen(tag) || !w->slots[slot])
-			return;
-		conn_complete(w, w->slots[slot], op, cqe->res);
-		return;
 	case OP_HS_POLL:
 	case OP_CONNECT:
 	case OP_DIR0_POLL:
