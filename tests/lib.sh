@@ -273,6 +273,29 @@ stop_spliced() {
 # sha FILE: its sha256 hex.
 sha() { sha256sum "$1" | cut -d' ' -f1; }
 
+# use_asan_spliced: run the ASan/UBSan build (scripts/test builds it) from here
+# on, with leak checks; says which binary is under test.
+use_asan_spliced() {
+	if [ -n "${SPLICED_ASAN_BIN:-}" ] && [ -x "$SPLICED_ASAN_BIN" ]; then
+		SPLICED_BIN=$SPLICED_ASAN_BIN
+		echo "# spliced under test: ASan/UBSan build $SPLICED_BIN"
+	else
+		echo "# SPLICED_ASAN_BIN not set: running the plain build $SPLICED_BIN (no sanitizer verdict)"
+	fi
+	export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+}
+
+# expect_clean_log NAME [LOG]: NAME passes when spliced's log has no sanitizer
+# report and no warning from the worker's guard against miscounted ops.
+expect_clean_log() {
+	local log=${2:-$SPLICED_LOG} re='ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|counted in flight'
+	if grep -qE "$re" "$log"; then
+		fail "$1" "$(grep -m3 -E "$re" "$log")"
+	else
+		pass "$1"
+	fi
+}
+
 # need_spliced: SKIP the script when the binary is missing.
 need_spliced() {
 	if [ ! -x "$SPLICED_BIN" ]; then
@@ -328,6 +351,8 @@ NFT
 # so /proc/PID/fd shows only the main thread's: look at every task's table and
 # count each open file once (by inode).
 fd_targets() { ls -l /proc/"$1"/task/*/fd 2>/dev/null | awk '$NF ~ /:\[/ || $NF ~ /^\// { print $NF }' | sort -u; }
+# fd_count PID: how many open files (sockets, pipes, ...) it holds, each once.
+fd_count() { fd_targets "$1" | wc -l; }
 # sock_count PID: its sockets; pooled pipes may legitimately outlive a connection.
 sock_count() { fd_targets "$1" | grep -c '^socket:'; }
 # fd_kinds PID: "N socket, N pipe, ..." for diagnostics.

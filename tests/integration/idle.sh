@@ -43,7 +43,7 @@ listen = 127.0.0.1:$SP" || { fail setup "spliced did not start"; finish; }
 PID=$SPLICED_PID
 sleep 0.3
 base_socks=$(sock_count "$PID")
-base_fds=$(fd_targets "$PID" | wc -l)
+base_fds=$(fd_count "$PID")
 
 echo "# spliced at rest: $(threads "$PID") threads, VmRSS $(status_kb "$PID" VmRSS) KiB, $base_fds fds ($(fd_kinds "$PID"))"
 

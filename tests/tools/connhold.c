@@ -168,6 +168,14 @@ static void echo_close(struct echo *e, int fd)
 	close(fd);
 }
 
+/* Nothing left to read for now: give the buffer back so idle conns cost nothing. */
+static void echo_idle(struct echo *e)
+{
+	e->drained = false;
+	free(e->buf);
+	e->buf = NULL;
+}
+
 /* Move bytes for one echo connection; returns false when it was closed. */
 static bool echo_step(struct echo *e, int fd)
 {
@@ -190,9 +198,7 @@ static bool echo_step(struct echo *e, int fd)
 			 * epoll is level-triggered, so wait for it rather than
 			 * pay for a read that would say EAGAIN.
 			 */
-			e->drained = false;
-			free(e->buf);
-			e->buf = NULL;
+			echo_idle(e);
 			break;
 		}
 		if (e->rd_eof) {
@@ -206,9 +212,7 @@ static bool echo_step(struct echo *e, int fd)
 		}
 		ssize_t r = recv(fd, e->buf, ECHO_BUF, 0);
 		if (r < 0 && errno == EAGAIN) {
-			/* nothing pending: give the buffer back so idle conns cost nothing */
-			free(e->buf);
-			e->buf = NULL;
+			echo_idle(e);
 			break;
 		}
 		if (r <= 0) {
