@@ -111,6 +111,7 @@ int resolver_start(struct resolver **out, unsigned threads)
 			return -ret;
 		}
 		rs->n_threads = i + 1;
+		pthread_setname_np(rs->threads[i], "spliced-dns");
 	}
 	*out = rs;
 	return 0;

@@ -88,6 +88,7 @@ int wg_hosted_start(const struct config *cfg, struct wg_hosted **out)
 			break;
 		}
 		d->running = true;
+		pthread_setname_np(d->thread, "spliced-wg");
 		log_info("wireguard %s: up (%s)", s->name, s->conf);
 	}
 	if (ret < 0) {

@@ -4,6 +4,7 @@
 #include <linux/filter.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
@@ -525,7 +526,15 @@ static void *worker_main(void *arg)
 
 int worker_start(struct worker *w)
 {
-	return -pthread_create(&w->thread, NULL, worker_main, w);
+	char name[16]; /* the kernel's limit, NUL included */
+	int ret = pthread_create(&w->thread, NULL, worker_main, w);
+
+	if (ret == 0) {
+		/* `top -H`, `ps -L` and perf then tell the workers apart. */
+		snprintf(name, sizeof(name), "spliced-w%d", w->id);
+		pthread_setname_np(w->thread, name);
+	}
+	return -ret;
 }
 
 /* Main thread, after the worker thread has ended (it closed its own descriptors). */

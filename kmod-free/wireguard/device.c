@@ -1285,6 +1285,9 @@ int wg_device_run(struct wg_device *d)
 			break;
 		}
 		d->workers[i].started = true;
+		char name[16]; /* the kernel's limit, NUL included */
+		snprintf(name, sizeof(name), "spliced-wg%u", i % 10000);
+		pthread_setname_np(d->workers[i].thread, name);
 	}
 	if (ret == 0 && d->ready_fd >= 0) {
 		char c = 1;

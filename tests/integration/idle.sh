@@ -47,6 +47,19 @@ base_fds=$(fd_count "$PID")
 
 echo "# spliced at rest: $(threads "$PID") threads, VmRSS $(status_kb "$PID" VmRSS) KiB, $base_fds fds ($(fd_kinds "$PID"))"
 
+# Each worker thread is named spliced-wK (top -H, ps -L, perf tell them apart);
+# workers = auto is one per online CPU.
+nw=$(getconf _NPROCESSORS_ONLN)
+names=$(cat /proc/"$PID"/task/*/comm 2>/dev/null | sort | tr '\n' ' ')
+want=
+for ((i = 0; i < ${nw:-0}; i++)); do want+="spliced-w$i "; done
+got=$(tr ' ' '\n' <<<"$names" | grep -x 'spliced-w[0-9]*' | sort -V | tr '\n' ' ')
+if [ -n "$nw" ] && [ "$got" = "$want" ]; then
+	pass worker-thread-names
+else
+	fail worker-thread-names "want $want(workers = auto, $nw CPUs online); thread names: $names"
+fi
+
 # The client: "connhold hold" driven line by line through a FIFO.
 mkfifo "$T_TMP/cmd"
 "$CONNHOLD" -s 127.0.0.1:"$SP" -t 127.0.0.1:"$EP" -t 127.0.0.2:"$EP" -t 127.0.0.3:"$EP" \
