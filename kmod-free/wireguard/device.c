@@ -1286,6 +1286,7 @@ int wg_device_run(struct wg_device *d)
 		}
 		d->workers[i].started = true;
 		char name[16]; /* the kernel's limit, NUL included */
+		/* % 10000: four digits fit the limit (and keep -Wformat-truncation quiet) */
 		snprintf(name, sizeof(name), "spliced-wg%u", i % 10000);
 		pthread_setname_np(d->workers[i].thread, name);
 	}
