@@ -50,15 +50,10 @@ echo "# spliced at rest: $(threads "$PID") threads, VmRSS $(status_kb "$PID" VmR
 # Each worker thread is named spliced-wK (top -H, ps -L, perf tell them apart);
 # workers = auto is one per online CPU.
 nw=$(getconf _NPROCESSORS_ONLN)
-names=$(cat /proc/"$PID"/task/*/comm 2>/dev/null | sort | tr '\n' ' ')
 want=
 for ((i = 0; i < ${nw:-0}; i++)); do want+="spliced-w$i "; done
-got=$(tr ' ' '\n' <<<"$names" | grep -x 'spliced-w[0-9]*' | sort -V | tr '\n' ' ')
-if [ -n "$nw" ] && [ "$got" = "$want" ]; then
-	pass worker-thread-names
-else
-	fail worker-thread-names "want $want(workers = auto, $nw CPUs online); thread names: $names"
-fi
+got=$(grep -xh 'spliced-w[0-9]*' /proc/"$PID"/task/*/comm | sort -V | tr '\n' ' ')
+expect_eq worker-thread-names "$got" "$want" "worker threads (workers = auto, $nw CPUs online)"
 
 # The client: "connhold hold" driven line by line through a FIFO.
 mkfifo "$T_TMP/cmd"
