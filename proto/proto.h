@@ -74,7 +74,4 @@ enum proto_connect_result proto_connect_result_from_errno(int neg_errno);
  */
 bool proto_target_ip_literal(struct proto_target *t);
 
-/* Constant-time comparison of two byte strings (length leaks, content does not). */
-bool proto_ct_equal(const void *a, size_t alen, const void *b, size_t blen);
-
 #endif

@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "log.h" /* enum log_level */
+
 enum config_limits {
 	CONFIG_NAME_MAX = 63,
 	CONFIG_PATH_MAX = 4095,
@@ -19,7 +21,6 @@ enum config_limits {
 	USERS_FIELD_MAX = 255,  /* RFC 1929: ULEN and PLEN are one octet */
 };
 
-enum log_level { LOG_ERROR = 0, LOG_WARN, LOG_INFO, LOG_DEBUG };
 /* Which worker's listener takes a new connection (see worker_listen()). */
 enum accept_steering { STEER_HASH = 0, STEER_CPU };
 

@@ -10,6 +10,7 @@
 
 #include "config_internal.h"
 #include "config_value.h"
+#include "sockaddr.h"
 
 enum key_limits {
 	WORKERS_MAX = 256,
@@ -211,7 +212,7 @@ static void set_listen(struct parser *p, const char *v)
 	char q[QUOTE_BYTES];
 	const char *why = "cannot be stored: out of memory";
 
-	if (config_sockaddr_why(v, &in->listen, &in->listen_len, &why) < 0)
+	if (sa_parse(v, &in->listen, &in->listen_len, &why) < 0)
 		kerr(p, "\"%s\" %s", config_quote(q, v), why);
 }
 

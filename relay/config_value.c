@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "config_value.h"
+#include "sockaddr.h"
 
 enum value_limits {
 	IFNAME_MAX = 15, /* IFNAMSIZ - 1 */
@@ -105,108 +106,11 @@ static bool valid_hostname(const char *s)
 	return !digits_only;
 }
 
-static int parse_port(const char *s, uint16_t *port)
-{
-	const char *end;
-	uint64_t v;
-
-	if (config_parse_u64(s, &end, &v) < 0 || *end || v == 0 || v > 65535)
-		return -EINVAL;
-	*port = (uint16_t)v;
-	return 0;
-}
-
-/*
- * Splits "host:port" / "[v6]:port" in place. *host points into s (brackets
- * removed), *v6 tells whether it was bracketed. why: the message on failure.
- */
-static int split_hostport(char *s, char **host, uint16_t *port, bool *v6, const char **why)
-{
-	char *colon;
-
-	*v6 = s[0] == '[';
-	if (*v6) {
-		char *close = strchr(s, ']');
-		if (!close) {
-			*why = "has no closing ']'";
-			return -EINVAL;
-		}
-		*close = '\0';
-		*host = s + 1;
-		colon = close + 1;
-		if (*colon != ':') {
-			*why = *colon ? "has text after ']' that is not \":port\"" : "has no port";
-			return -EINVAL;
-		}
-	} else {
-		colon = strrchr(s, ':');
-		if (!colon) {
-			*why = "has no port";
-			return -EINVAL;
-		}
-		*host = s;
-		if (memchr(s, ':', (size_t)(colon - s))) {
-			*why = "needs brackets around the IPv6 address: [addr]:port";
-			return -EINVAL;
-		}
-	}
-	*colon = '\0';
-	if (parse_port(colon + 1, port) < 0) {
-		*why = "has a bad port (1..65535)";
-		return -EINVAL;
-	}
-	if (**host == '\0') {
-		*why = "has no host";
-		return -EINVAL;
-	}
-	return 0;
-}
-
-int config_sockaddr_why(const char *str, struct sockaddr_storage *ss, socklen_t *len,
-                        const char **why)
-{
-	char *s = strdup(str), *host;
-	uint16_t port;
-	bool v6;
-	int rc = -ENOMEM;
-
-	if (!s)
-		return rc;
-	memset(ss, 0, sizeof(*ss));
-	rc = split_hostport(s, &host, &port, &v6, why);
-	if (rc < 0)
-		goto out;
-	rc = -EINVAL;
-	if (v6) {
-		struct sockaddr_in6 *a = (struct sockaddr_in6 *)ss;
-		if (inet_pton(AF_INET6, host, &a->sin6_addr) != 1) {
-			*why = "is not an IPv6 address and port ([addr]:port)";
-			goto out;
-		}
-		a->sin6_family = AF_INET6;
-		a->sin6_port = htons(port);
-		*len = sizeof(*a);
-	} else {
-		struct sockaddr_in *a = (struct sockaddr_in *)ss;
-		if (inet_pton(AF_INET, host, &a->sin_addr) != 1) {
-			*why = "is not an IP address and port (a.b.c.d:port or [v6]:port)";
-			goto out;
-		}
-		a->sin_family = AF_INET;
-		a->sin_port = htons(port);
-		*len = sizeof(*a);
-	}
-	rc = 0;
-out:
-	free(s);
-	return rc;
-}
-
 int config_parse_sockaddr(const char *s, struct sockaddr_storage *ss, socklen_t *len)
 {
 	const char *why;
 
-	return config_sockaddr_why(s, ss, len, &why) < 0 ? -EINVAL : 0;
+	return sa_parse(s, ss, len, &why) < 0 ? -EINVAL : 0;
 }
 
 int config_hostport_why(const char *str, char **host, uint16_t *port, const char **why)
@@ -219,7 +123,7 @@ int config_hostport_why(const char *str, char **host, uint16_t *port, const char
 	*host = NULL;
 	if (!s)
 		return rc;
-	rc = split_hostport(s, &h, port, &v6, why);
+	rc = sa_split_hostport(s, &h, port, &v6, why);
 	if (rc < 0)
 		goto out;
 	rc = -EINVAL;
@@ -325,10 +229,10 @@ const char *config_parse_port_range(const char *arg, struct rule *r)
 		return "is not a port (1..65535) or range (lo-hi)";
 	memcpy(lo, arg, n);
 	lo[n] = '\0';
-	if (parse_port(lo, &r->port_lo) < 0)
+	if (sa_parse_port(lo, &r->port_lo) < 0)
 		return "is not a port (1..65535) or range (lo-hi)";
 	r->port_hi = r->port_lo;
-	if (dash && parse_port(dash + 1, &r->port_hi) < 0)
+	if (dash && sa_parse_port(dash + 1, &r->port_hi) < 0)
 		return "is not a port (1..65535) or range (lo-hi)";
 	if (r->port_hi < r->port_lo)
 		return "is an empty range (lo > hi)";

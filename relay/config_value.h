@@ -12,12 +12,11 @@
 int config_parse_u64(const char *s, const char **end, uint64_t *out);
 
 /*
- * config_parse_sockaddr() and config_parse_hostport() with the reason for a
- * -EINVAL in *why, worded to follow the quoted value in a message. -ENOMEM
- * leaves *why alone. On success *host is malloc'd; on failure it is NULL.
+ * config_parse_hostport() with the reason for a -EINVAL in *why, worded to
+ * follow the quoted value in a message (sa_parse() in lib/sockaddr.h does the
+ * same for numeric addresses). -ENOMEM leaves *why alone. On success *host is
+ * malloc'd; on failure it is NULL.
  */
-int config_sockaddr_why(const char *s, struct sockaddr_storage *ss, socklen_t *len,
-                        const char **why);
 int config_hostport_why(const char *s, char **host, uint16_t *port, const char **why);
 
 /* A section or outbound name: 1..CONFIG_NAME_MAX of A-Z a-z 0-9 . _ - */

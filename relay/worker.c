@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "sockaddr.h"
 #include "resolve.h"
 #include "worker.h"
 
@@ -178,7 +179,7 @@ int worker_listen(struct worker *w, unsigned i)
 {
 	const struct inbound *in = &w->cfg->inbounds[i];
 	int one = 1, fd, ret;
-	char addr[LOG_ADDR_MAX];
+	char addr[SA_STR_MAX];
 
 	fd = socket(in->listen.ss_family, SOCK_STREAM | SOCK_CLOEXEC, IPPROTO_TCP);
 	if (fd < 0)
@@ -206,7 +207,7 @@ int worker_listen(struct worker *w, unsigned i)
 	return 0;
 fail:
 	ret = -errno;
-	log_error("inbound %s: cannot listen on %s: %s", in->name, log_addr(&in->listen, addr),
+	log_error("inbound %s: cannot listen on %s: %s", in->name, sa_str(&in->listen, addr),
 	          strerror(-ret));
 	close(fd);
 	return ret;

@@ -7,7 +7,7 @@ set -uo pipefail
 
 T_TOP=${SPLICED_TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 T_BUILD=${SPLICED_BUILD:-$T_TOP/build}
-SPLICED_BIN=${SPLICED_BIN:-$T_BUILD/relay/spliced}
+SPLICED_BIN=${SPLICED_BIN:-$T_BUILD/app/spliced}
 XFER=${XFER:-$T_BUILD/tests/tools/xfer}
 T_NAME=${T_NAME:-integration/$(basename "$0" .sh)}
 T_TMP=$(mktemp -d "/tmp/spl-$(basename "$0" .sh).XXXXXX")

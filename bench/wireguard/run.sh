@@ -16,7 +16,7 @@
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 SECS=${1:-10}
-SPLICED_BIN=${2:-${SPLICED_BIN:-$top/build/relay/spliced}}
+SPLICED_BIN=${2:-${SPLICED_BIN:-$top/build/app/spliced}}
 ROUNDS=${WG_BENCH_ROUNDS:-1}
 IMPLS=${WG_BENCH_IMPLS:-spliced wireguard-go}
 PERF_DIR=${WG_BENCH_PERF:-}

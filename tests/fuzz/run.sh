@@ -19,7 +19,7 @@ out=${FUZZ_BUILD:-$top/build-fuzz}
 secs=${FUZZ_SECONDS:-20}
 all=(socks5_server socks5_client http_connect base64 wg_receive wg_conf wg_uapi config)
 [ $# -gt 0 ] && all=("$@")
-proto_src=("$top/proto/proto.c" "$top/proto/socks5.c" "$top/proto/http_connect.c" "$top/proto/base64.c")
+proto_src=("$top/proto/proto.c" "$top/proto/socks5.c" "$top/proto/http_connect.c" "$top"/lib/{base64,ct,log,sockaddr,stats}.c)
 # The WireGuard targets (fuzz_wg_*) also compile kmod-free/wireguard and tun/netlink.c, and link
 # the bundled wolfSSL (scripts/build-wolfssl, cached) or else the system one, and libmnl.
 wg_src=("$top"/kmod-free/wireguard/{allowedips,chacha,cookie,counter,crypto,index,noise,peer,ratelimiter,receive,timers,wgconf,uapi}.c "$top/tun/netlink.c")
@@ -32,7 +32,7 @@ wg_flags+=(-I"$top/kmod-free/wireguard" -I"$top/tun")
 # fuzz_config compiles the relay/ config parser and users tables, and links inih.
 config_src=("$top"/relay/{config,config_keys,config_value,users}.c -I"$top/relay" -linih)
 cflags=(-g -O1 -fno-omit-frame-pointer -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror
-	-I"$top/proto" -I"$here" -fsanitize=address,undefined -fno-sanitize-recover=undefined)
+	-I"$top/proto" -I"$top/lib" -I"$here" -fsanitize=address,undefined -fno-sanitize-recover=undefined)
 
 if ! command -v clang >/dev/null; then
 	for t in "${all[@]}"; do echo "SKIP: fuzz/$t (clang not installed)"; done

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests for proto/base64.c: RFC 4648 vectors, strictness, bounds. */
+/* Unit tests for lib/base64.c: RFC 4648 vectors, strictness, bounds. */
 #include "t.h"
 
 #include "base64.h"

@@ -2,6 +2,7 @@
 /* Unit tests for proto/proto.c: errno mapping, constant-time compare, IP literals. */
 #include "t.h"
 
+#include "ct.h"
 #include "proto.h"
 
 #include <arpa/inet.h>
@@ -45,15 +46,15 @@ static void test_errno_mapping(void)
 
 static void test_ct_equal(void)
 {
-	T_ASSERT(proto_ct_equal("secret", 6, "secret", 6));
-	T_ASSERT(!proto_ct_equal("secret", 6, "secreT", 6));
-	T_ASSERT(!proto_ct_equal("Secret", 6, "secret", 6));
-	T_ASSERT(!proto_ct_equal("secret", 6, "secret!", 7));
-	T_ASSERT(!proto_ct_equal("secret!", 7, "secret", 6));
-	T_ASSERT(!proto_ct_equal("", 0, "a", 1));
-	T_ASSERT(proto_ct_equal("", 0, "", 0));
-	T_ASSERT(proto_ct_equal("a\0b", 3, "a\0b", 3));
-	T_ASSERT(!proto_ct_equal("a\0b", 3, "a\0c", 3));
+	T_ASSERT(ct_equal("secret", 6, "secret", 6));
+	T_ASSERT(!ct_equal("secret", 6, "secreT", 6));
+	T_ASSERT(!ct_equal("Secret", 6, "secret", 6));
+	T_ASSERT(!ct_equal("secret", 6, "secret!", 7));
+	T_ASSERT(!ct_equal("secret!", 7, "secret", 6));
+	T_ASSERT(!ct_equal("", 0, "a", 1));
+	T_ASSERT(ct_equal("", 0, "", 0));
+	T_ASSERT(ct_equal("a\0b", 3, "a\0b", 3));
+	T_ASSERT(!ct_equal("a\0b", 3, "a\0c", 3));
 }
 
 static struct proto_target lit(const char *host, uint16_t port)

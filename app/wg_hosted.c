@@ -9,7 +9,7 @@
 #include "device.h"
 #include "log.h"
 #include "wgconf.h"
-#include "wireguard.h"
+#include "wg_hosted.h"
 
 struct wg_hosted_dev {
 	struct wgconf conf; /* kept for the device's lifetime, as `spliced wg up` does */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The [wireguard NAME] sections of spliced.ini: userspace WireGuard interfaces run in-process. */
-#ifndef SPLICED_RELAY_WIREGUARD_H
-#define SPLICED_RELAY_WIREGUARD_H
+#ifndef SPLICED_APP_WG_HOSTED_H
+#define SPLICED_APP_WG_HOSTED_H
 
 #include "config.h"
 

@@ -15,10 +15,11 @@
 #include "config.h"
 #include "crypto_info.h"
 #include "log.h"
+#include "sockaddr.h"
 #include "loop.h"
 #include "resolve.h"
-#include "wg_main.h"
-#include "wireguard.h"
+#include "wg_cli.h"
+#include "wg_hosted.h"
 #include "worker.h"
 
 enum exit_code { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_CONFIG = 2 };
@@ -220,7 +221,7 @@ static void log_stats(const struct server *srv)
 static int start_workers(struct server *srv)
 {
 	const struct config *cfg = srv->cfg;
-	char addr[LOG_ADDR_MAX];
+	char addr[SA_STR_MAX];
 	int ret;
 
 	srv->n_workers = worker_count(cfg);
@@ -251,7 +252,7 @@ static int start_workers(struct server *srv)
 	for (size_t j = 0; j < cfg->n_inbounds; j++) {
 		static const char *const types[] = {"?", "socks5", "http", "forward"};
 		log_info("inbound %s (%s) listening on %s", cfg->inbounds[j].name,
-		         types[cfg->inbounds[j].type], log_addr(&cfg->inbounds[j].listen, addr));
+		         types[cfg->inbounds[j].type], sa_str(&cfg->inbounds[j].listen, addr));
 	}
 	for (int i = 0; i < srv->n_workers; i++) {
 		ret = worker_start(&srv->workers[i]);

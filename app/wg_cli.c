@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* `spliced wg ...`: key helpers and bringing a userspace WireGuard interface up or down. */
-#include "wg_main.h"
+#include "wg_cli.h"
 
 #include <errno.h>
 #include <fcntl.h>

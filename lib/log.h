@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* One-line log messages to stderr, with a rate limit for attacker-triggerable events. */
+/* One-line log messages to stderr, with a rate limit for attacker-triggerable events; every layer logs here. */
 #ifndef SPLICED_LOG_H
 #define SPLICED_LOG_H
 
 #include <time.h>
 
-#include "config.h"
+/* Messages at or below log_level are written; [main] log-level sets it. */
+enum log_level { LOG_ERROR = 0, LOG_WARN, LOG_INFO, LOG_DEBUG };
 
 extern enum log_level log_level;
 
@@ -36,9 +37,5 @@ void log_msg(enum log_level level, const char *fmt, ...) __attribute__((format(p
 			}                                        \
 		}                                                \
 	} while (0)
-
-/* "1.2.3.4:80" or "[::1]:80" into buf (at least LOG_ADDR_MAX bytes). */
-enum { LOG_ADDR_MAX = 64 };
-const char *log_addr(const void *sockaddr, char *buf);
 
 #endif

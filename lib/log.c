@@ -1,7 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* One-line log messages to stderr. */
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -32,23 +30,4 @@ void log_msg(enum log_level level, const char *fmt, ...)
 	if (write(STDERR_FILENO, line, (size_t)n) < 0) {
 		/* nowhere left to report it */
 	}
-}
-
-const char *log_addr(const void *sockaddr, char *buf)
-{
-	const struct sockaddr *sa = sockaddr;
-	char ip[INET6_ADDRSTRLEN];
-
-	if (sa->sa_family == AF_INET) {
-		const struct sockaddr_in *in = sockaddr;
-		inet_ntop(AF_INET, &in->sin_addr, ip, sizeof(ip));
-		snprintf(buf, LOG_ADDR_MAX, "%s:%u", ip, ntohs(in->sin_port));
-	} else if (sa->sa_family == AF_INET6) {
-		const struct sockaddr_in6 *in6 = sockaddr;
-		inet_ntop(AF_INET6, &in6->sin6_addr, ip, sizeof(ip));
-		snprintf(buf, LOG_ADDR_MAX, "[%s]:%u", ip, ntohs(in6->sin6_port));
-	} else {
-		snprintf(buf, LOG_ADDR_MAX, "(family %d)", sa->sa_family);
-	}
-	return buf;
 }
