@@ -398,7 +398,7 @@ void http_connect_reply(struct http_connect *h, enum proto_connect_result r)
 	case CONNECT_NOT_ALLOWED:
 		SET_REPLY(h, resp_403);
 		break;
-	default: /* general failure, refused, net/host unreachable */
+	default: /* general failure, refused, net/host unreachable, an upstream's REP 07/08 */
 		SET_REPLY(h, resp_502);
 		break;
 	}

@@ -61,6 +61,9 @@ enum proto_connect_result {
 	CONNECT_HOST_UNREACHABLE, /* also: name did not resolve */
 	CONNECT_REFUSED,
 	CONNECT_TIMEOUT,
+	/* An upstream SOCKS5 server refused with REP 07 / 08: passed on as such. */
+	CONNECT_CMD_UNSUPPORTED,
+	CONNECT_ATYP_UNSUPPORTED,
 };
 
 /* Map a connect(2)/getaddrinfo-style negative errno to a connect result. */

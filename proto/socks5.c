@@ -24,8 +24,7 @@
  *  - Checks in the request: VER, RSV, ATYP (REP 08), then CMD (REP 07), then
  *    the domain (REP 01).
  *  - Bytes pipelined by the client after a message are left unconsumed; the
- *    feed convention hands them back on the next call (SOCKS5_ERR_TRAILING is
- *    not used).
+ *    feed convention hands them back on the next call.
  */
 
 enum {
@@ -334,8 +333,37 @@ enum socks5_rep socks5_rep_from_connect(enum proto_connect_result r)
 		return SOCKS5_REP_CONN_REFUSED;
 	case CONNECT_TIMEOUT:
 		return SOCKS5_REP_TTL_EXPIRED; /* closest REP RFC 1928 has for a timeout */
+	case CONNECT_CMD_UNSUPPORTED:
+		return SOCKS5_REP_CMD_NOT_SUPPORTED;
+	case CONNECT_ATYP_UNSUPPORTED:
+		return SOCKS5_REP_ATYP_NOT_SUPPORTED;
 	default:
 		return SOCKS5_REP_GENERAL_FAILURE;
+	}
+}
+
+/* The inverse, for an upstream's REP: socks5_rep_from_connect() gives every REP back unchanged. */
+enum proto_connect_result socks5_connect_result_from_rep(enum socks5_rep rep)
+{
+	switch (rep) {
+	case SOCKS5_REP_SUCCEEDED:
+		return CONNECT_OK;
+	case SOCKS5_REP_NOT_ALLOWED:
+		return CONNECT_NOT_ALLOWED;
+	case SOCKS5_REP_NET_UNREACHABLE:
+		return CONNECT_NET_UNREACHABLE;
+	case SOCKS5_REP_HOST_UNREACHABLE:
+		return CONNECT_HOST_UNREACHABLE;
+	case SOCKS5_REP_CONN_REFUSED:
+		return CONNECT_REFUSED;
+	case SOCKS5_REP_TTL_EXPIRED:
+		return CONNECT_TIMEOUT;
+	case SOCKS5_REP_CMD_NOT_SUPPORTED:
+		return CONNECT_CMD_UNSUPPORTED;
+	case SOCKS5_REP_ATYP_NOT_SUPPORTED:
+		return CONNECT_ATYP_UNSUPPORTED;
+	default:
+		return CONNECT_GENERAL_FAILURE;
 	}
 }
 

@@ -53,7 +53,6 @@ enum socks5_error {
 	SOCKS5_ERR_ATYP,          /* unknown address type (REP 08 sent) */
 	SOCKS5_ERR_DOMAIN,        /* empty domain or one containing a NUL (REP 01 sent) */
 	SOCKS5_ERR_RESERVED,      /* RSV octet not zero (REP 01 sent) */
-	SOCKS5_ERR_TRAILING,      /* unused: pipelined bytes are simply left unconsumed */
 	SOCKS5_ERR_AUTH_NUL,      /* UNAME or PASSWD contains a NUL octet (reply 01 01 sent) */
 	SOCKS5_ERR_UPSTREAM_REP,  /* client side: the upstream's reply had REP != 0 */
 };
@@ -92,6 +91,8 @@ enum proto_res socks5_server_auth_result(struct socks5_server *s, bool ok);
 void socks5_server_reply(struct socks5_server *s, enum socks5_rep rep,
                          const struct sockaddr *bound);
 enum socks5_rep socks5_rep_from_connect(enum proto_connect_result r);
+/* An upstream's REP as a connect result; socks5_rep_from_connect() maps it back unchanged. */
+enum proto_connect_result socks5_connect_result_from_rep(enum socks5_rep rep);
 
 /*
  * Client side, used by the socks5 outbound (upstream proxy). Usage:
