@@ -16,6 +16,7 @@
 #include "crypto_info.h"
 #include "log.h"
 #include "sockaddr.h"
+#include "stats.h"
 #include "loop.h"
 #include "resolve.h"
 #include "wg_cli.h"
@@ -176,39 +177,9 @@ static void reload_users(struct server *srv)
 	log_info("SIGHUP: users reloaded");
 }
 
-static void log_stats(const struct server *srv)
+static void log_stats(struct server *srv)
 {
-	struct worker_stats t = {0};
-
-	for (int i = 0; i < srv->n_workers; i++) {
-		const struct worker_stats *s = &srv->workers[i].stats;
-		t.accepted += s->accepted;
-		t.refused_limit += s->refused_limit;
-		t.hs_bad += s->hs_bad;
-		t.auth_failed += s->auth_failed;
-		t.hs_timeouts += s->hs_timeouts;
-		t.idle_timeouts += s->idle_timeouts;
-		t.connect_failed += s->connect_failed;
-		t.blocked += s->blocked;
-		t.resets += s->resets;
-		t.no_pipe += s->no_pipe;
-		t.completed += s->completed;
-		t.copy_fallbacks += srv->workers[i].pipes.copy_fallbacks;
-		t.bytes[0] += s->bytes[0];
-		t.bytes[1] += s->bytes[1];
-	}
-	log_info(
-	        "stats: accepted %llu, refused (limit) %llu, bad handshakes %llu, auth failures "
-	        "%llu, handshake timeouts %llu, idle timeouts %llu, connect failures %llu, blocked "
-	        "%llu, resets %llu, no pipe %llu, copy fallbacks %llu, completed %llu, bytes up %llu "
-	        "down %llu",
-	        (unsigned long long)t.accepted, (unsigned long long)t.refused_limit,
-	        (unsigned long long)t.hs_bad, (unsigned long long)t.auth_failed,
-	        (unsigned long long)t.hs_timeouts, (unsigned long long)t.idle_timeouts,
-	        (unsigned long long)t.connect_failed, (unsigned long long)t.blocked,
-	        (unsigned long long)t.resets, (unsigned long long)t.no_pipe,
-	        (unsigned long long)t.copy_fallbacks, (unsigned long long)t.completed,
-	        (unsigned long long)t.bytes[0], (unsigned long long)t.bytes[1]);
+	stats_log_group(LOG_INFO, &srv->stats);
 	/* How the listeners spread the load (accept-steering), worker by worker. */
 	char per[256];
 	size_t off = 0;
@@ -269,9 +240,9 @@ static int start_workers(struct server *srv)
 	for (int i = 0; i < srv->n_workers; i++)
 		worker_release_listeners(&srv->workers[i]);
 	log_info("started %d workers (io_uring %s)", srv->n_workers,
-	         srv->workers[0].feat.defer_taskrun  ? "defer-taskrun"
-	         : srv->workers[0].feat.coop_taskrun ? "coop-taskrun"
-	                                             : "basic");
+	         srv->workers[0].loop.feat.defer_taskrun  ? "defer-taskrun"
+	         : srv->workers[0].loop.feat.coop_taskrun ? "coop-taskrun"
+	                                                  : "basic");
 	return 0;
 }
 
@@ -385,6 +356,7 @@ int main(int argc, char **argv)
 	}
 	if (wg_hosted_start(cfg, &wg) < 0)
 		goto out;
+	worker_stats_group(&srv);
 	if (cfg->n_inbounds == 0 || start_workers(&srv) == 0)
 		rc = serve(&srv, &sigs);
 	wg_hosted_stop(wg);

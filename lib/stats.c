@@ -33,8 +33,7 @@ void stats_unregister(struct stats_group *g)
 	pthread_mutex_unlock(&lock);
 }
 
-void stats_foreach(void (*fn)(const struct stats_group *g, const uint64_t *v, void *arg),
-                   void *arg)
+void stats_foreach(void (*fn)(const struct stats_group *g, const uint64_t *v, void *arg), void *arg)
 {
 	pthread_mutex_lock(&lock);
 	for (struct stats_group *g = groups; g; g = g->next) {

@@ -53,6 +53,9 @@ void stats_foreach(void (*fn)(const struct stats_group *g, const uint64_t *v, vo
 #define STATS_FIELD_(name, help) uint64_t name;
 #define STATS_DESC_(name, help)  {#name, help},
 #define STATS_FIELDS(list)       list(STATS_FIELD_)
-#define STATS_DESCS(list)        {list(STATS_DESC_)}
+#define STATS_DESCS(list)         \
+	{                         \
+		list(STATS_DESC_) \
+	}
 
 #endif

@@ -442,6 +442,7 @@ static struct config *config_new(const char *file)
 	c->drain_timeout_ms = DEF_DRAIN_MS;
 	c->pipe_size = DEF_PIPE_SIZE;
 	c->max_pipes = 0;
+	c->splice = true;
 	c->resolver_threads = DEF_RESOLVER_THREADS;
 	c->accept_steering = STEER_HASH;
 	c->route_default = -1;

@@ -110,6 +110,7 @@ struct config {
 	unsigned max_pipes;        /* per worker pool cap (0 = 2 * max_connections / workers) */
 	unsigned resolver_threads;
 	enum accept_steering accept_steering;
+	bool splice; /* relay plain legs with splice(2); no: through user-space buffers */
 	/* sections */
 	struct inbound inbounds[CONFIG_MAX_INBOUNDS];
 	size_t n_inbounds;

@@ -11,7 +11,7 @@
 enum config_message_limits {
 	QUOTE_BYTES = 84,         /* values echoed in messages are cut at 80 bytes */
 	LABEL_BYTES = 2 * 84 + 8, /* "[TYPE NAME]", both parts quoted (QUOTE_BYTES) */
-	KEYS_PER_SECTION = 16,
+	KEYS_PER_SECTION = 32,    /* one bit each in parser.seen */
 };
 
 enum section_kind {

@@ -171,6 +171,18 @@ static void set_accept_steering(struct parser *p, const char *v)
 		kerr(p, "\"%s\" is not one of hash, cpu", config_quote(q, v));
 }
 
+static void set_splice(struct parser *p, const char *v)
+{
+	char q[QUOTE_BYTES];
+
+	if (strcmp(v, "yes") == 0)
+		p->c->splice = true;
+	else if (strcmp(v, "no") == 0)
+		p->c->splice = false;
+	else
+		kerr(p, "\"%s\" is not yes or no", config_quote(q, v));
+}
+
 const struct key config_main_keys[] = {
         {"workers", set_workers, false, 0},
         {"log-level", set_log_level, false, 0},
@@ -183,6 +195,7 @@ const struct key config_main_keys[] = {
         {"max-pipes", set_max_pipes, false, 0},
         {"resolver-threads", set_resolver_threads, false, 0},
         {"accept-steering", set_accept_steering, false, 0},
+        {"splice", set_splice, false, 0},
         {NULL, NULL, false, 0},
 };
 

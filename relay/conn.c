@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Connection state machine: handshake → route → resolve → connect → (upstream) → relay. */
+/* Connection state machine: handshake → route → resolve → connect → (outbound handshake) → relay. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -11,10 +11,12 @@
 #include <unistd.h>
 
 #include "conn.h"
+#include "inbound.h"
 #include "log.h"
 #include "outbound.h"
 #include "resolve.h"
 #include "route.h"
+#include "sockaddr.h"
 #include "worker.h"
 
 /*
@@ -30,9 +32,45 @@
  * connected socket under the same argument (initial tcp_wmem 16 KiB).
  */
 
-static const struct inbound *inbound_of(struct worker *w, const struct conn *c)
+/* The connection's ops: polls and the connect report readiness; the rest complete pairs. */
+enum conn_op {
+	OP_HS_POLL = 1,  /* handshake leg readable (the client, or the outbound's server) */
+	OP_CONNECT,      /* outbound connect finished */
+	OP_LINK_TIMEOUT, /* the connect's linked timeout: nothing to do (connect sees -ECANCELED) */
+	OP_DIR0_POLL,    /* relay direction 0 (client → target) ready */
+	OP_DIR1_POLL,    /* relay direction 1 (target → client) ready */
+	OP_TX,           /* a short reply sent through the ring; a CQE only on failure */
+};
+
+/* Handshake-time state: allocated at accept, freed (wiped) once relaying starts. */
+struct conn_hs {
+	const struct inbound_ops *in;
+	const struct outbound_ops *out;
+	void *in_st;  /* in->state_size bytes, in mem[] */
+	void *out_st; /* out->state_size bytes, in out_mem */
+	uint8_t *out_mem;
+	size_t out_mem_len;
+	const struct proto_target *target; /* the client's request (in in_st) */
+	struct proto_target dest;          /* where the outbound connects */
+	struct sockaddr_storage addrs[RESOLVE_MAX_ADDRS];
+	int n_addrs, next_addr;
+	int last_err; /* last connect error (negative errno) */
+	struct __kernel_timespec connect_ts;
+	struct sockaddr_storage connect_addr;
+	size_t len, cap;       /* client bytes in buf not yet consumed; size of buf */
+	size_t up_len, up_cap; /* the outbound server's bytes in up_buf; its size */
+	uint8_t *buf, *up_buf;
+	max_align_t mem[]; /* in_st, then buf */
+};
+
+static struct worker *wk(const struct conn *c)
 {
-	return &w->cfg->inbounds[c->inbound];
+	return c->w;
+}
+
+static const struct inbound *inbound_of(const struct conn *c)
+{
+	return &wk(c)->cfg->inbounds[c->inbound];
 }
 
 static int send_all(int fd, const void *buf, size_t len)
@@ -51,14 +89,13 @@ static int send_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-static void arm_poll(struct worker *w, struct conn *c, int slot, int op, int fd, unsigned mask)
+static void arm_poll(struct conn *c, int slot, unsigned op, int fd, unsigned mask)
 {
-	struct io_uring_sqe *sqe = worker_sqe(w);
+	struct loop *l = &wk(c)->loop;
+	struct io_uring_sqe *sqe = loop_prep(l, &c->obj, op);
 
 	io_uring_prep_poll_add(sqe, fd, mask);
-	w->n_inflight++;
-	c->ops[slot] = worker_tag(w, c, op);
-	io_uring_sqe_set_data64(sqe, c->ops[slot]);
+	c->ops[slot] = sqe->user_data;
 }
 
 /*
@@ -73,47 +110,43 @@ static void arm_poll(struct worker *w, struct conn *c, int slot, int op, int fd,
  * The link keeps the order: nothing else writes to the client until the
  * linked poll completes, and that completion also proves c->tx is free
  * again. Success posts no CQE; a failure (OP_TX, also after a cancel)
- * closes the connection, and the linked poll then never runs (see OP_TX in
- * worker.c for the accounting). The poll (slot, op, fd, mask) is queued here
- * so that nothing can come between the two.
+ * closes the connection, and the linked poll then never posts one: the pair
+ * is counted once (loop_prep_linked()). The poll (slot, op, fd, mask) is
+ * queued here so that nothing can come between the two.
  */
-static void queue_reply(struct worker *w, struct conn *c, size_t len, int slot, int op, int fd,
-                        unsigned mask)
+static void queue_reply(struct conn *c, size_t len, int slot, unsigned op, int fd, unsigned mask)
 {
+	struct loop *l = &wk(c)->loop;
 	struct io_uring_sqe *sqe;
 
-	/* Both SQEs in one submission: a link cut by loop_sqe()'s flush would not hold. */
-	if (io_uring_sq_space_left(&w->ring) < 2)
-		io_uring_submit(&w->ring);
-	sqe = worker_sqe(w);
-	io_uring_prep_send(sqe, c->fd[LEG_IN], c->tx, len, MSG_NOSIGNAL | MSG_WAITALL);
+	loop_reserve(l, 2);
+	sqe = loop_prep_linked(l, &c->obj, OP_TX);
+	io_uring_prep_send(sqe, c->leg[LEG_IN].fd, c->tx, len, MSG_NOSIGNAL | MSG_WAITALL);
 	sqe->flags |= IOSQE_IO_LINK | IOSQE_CQE_SKIP_SUCCESS;
-	c->ops[OPS_TX] = worker_tag(w, c, OP_TX);
-	io_uring_sqe_set_data64(sqe, c->ops[OPS_TX]);
-	arm_poll(w, c, slot, op, fd, mask);
+	c->ops[OPS_TX] = sqe->user_data;
+	arm_poll(c, slot, op, fd, mask);
 }
 
 /* Whether a reply of len bytes may go through queue_reply(). */
-static bool ring_reply_ok(const struct worker *w, size_t len)
+static bool ring_reply_ok(const struct conn *c, size_t len)
 {
-	return w->feat.cqe_skip && len <= CONN_TX_MAX;
+	return wk(c)->loop.feat.cqe_skip && len && len <= CONN_TX_MAX;
 }
 
-/* Handshake buffers may hold credentials (RFC 1929 bytes, Proxy-Authorization). */
+/* Handshake buffers and states may hold credentials (RFC 1929, Proxy-Authorization). */
 static void hs_free(struct conn *c)
 {
-	if (!c->hs)
-		return;
-	explicit_bzero(c->hs, offsetof(struct conn_hs, buf) + c->hs->cap);
-	free(c->hs);
-	c->hs = NULL;
-}
+	struct conn_hs *hs = c->hs;
 
-static void hs_queue_add(struct worker *w, struct conn *c)
-{
-	list_del(&c->link);
-	c->deadline_ms = w->now_ms + w->cfg->handshake_timeout_ms;
-	list_add_tail(&w->hs_queue, &c->link);
+	if (!hs)
+		return;
+	if (hs->out_mem) {
+		explicit_bzero(hs->out_mem, hs->out_mem_len);
+		free(hs->out_mem);
+	}
+	explicit_bzero(hs, (size_t)(hs->buf - (uint8_t *)hs) + hs->cap);
+	free(hs);
+	c->hs = NULL;
 }
 
 /*
@@ -121,105 +154,87 @@ static void hs_queue_add(struct worker *w, struct conn *c)
  * input makes close(2) send a RST that can destroy the reply in flight, so
  * discard what is readable first.
  */
-static void close_after_reply(struct worker *w, struct conn *c)
+static void close_after_reply(struct conn *c)
 {
 	uint8_t junk[4096];
 
-	shutdown(c->fd[LEG_IN], SHUT_WR);
+	shutdown(c->leg[LEG_IN].fd, SHUT_WR);
 	for (int i = 0; i < 16; i++) {
-		if (recv(c->fd[LEG_IN], junk, sizeof(junk), MSG_DONTWAIT) <= 0)
+		if (recv(c->leg[LEG_IN].fd, junk, sizeof(junk), MSG_DONTWAIT) <= 0)
 			break;
 	}
-	conn_close(w, c, false);
+	conn_close(c, false);
 }
 
-/* Tell the client the outcome of connecting, in its protocol. 0 or -errno. */
-static int reply_connect(struct worker *w, struct conn *c, enum proto_connect_result r,
-                         const struct sockaddr *bound)
+static void fail(struct conn *c, enum proto_connect_result r)
 {
 	struct conn_hs *hs = c->hs;
+	size_t len;
+	const uint8_t *reply = hs->in->reply(hs->in_st, r, NULL, &len);
 
-	switch (inbound_of(w, c)->type) {
-	case INBOUND_SOCKS5:
-		socks5_server_reply(&hs->in.s5, socks5_rep_from_connect(r), bound);
-		return send_all(c->fd[LEG_IN], hs->in.s5.reply, hs->in.s5.reply_len);
-	case INBOUND_HTTP:
-		http_connect_reply(&hs->in.http, r);
-		return send_all(c->fd[LEG_IN], hs->in.http.reply, hs->in.http.reply_len);
-	case INBOUND_FORWARD:
-		break;
-	}
-	return 0;
-}
-
-static void fail(struct worker *w, struct conn *c, enum proto_connect_result r)
-{
 	if (r == CONNECT_NOT_ALLOWED)
-		w->stats.blocked++;
+		wk(c)->stats.blocked++;
 	else
-		w->stats.connect_failed++;
-	reply_connect(w, c, r, NULL);
-	close_after_reply(w, c);
+		wk(c)->stats.connect_failed++;
+	if (len)
+		send_all(c->leg[LEG_IN].fd, reply, len);
+	close_after_reply(c);
 }
 
-/* Both legs are up: reply, flush early bytes, hand over to the splice pump. */
-static void start_relay(struct worker *w, struct conn *c, const struct sockaddr *bound)
+/* Both legs are up: reply, flush early bytes, hand over to the pumps. */
+static void start_relay(struct conn *c, const struct sockaddr *bound)
 {
+	struct worker *w = wk(c);
 	struct conn_hs *hs = c->hs;
-	size_t tx_len = 0; /* not 0: the reply waits in c->tx for queue_reply() */
+	size_t len, tx_len = 0; /* not 0: the reply waits in c->tx for queue_reply() */
+	const uint8_t *reply = hs->in->reply(hs->in_st, CONNECT_OK, bound, &len);
 	int ret;
 
-	if (inbound_of(w, c)->type == INBOUND_SOCKS5 && !hs->len && !hs->up_len) {
+	if (!hs->len && !hs->up_len && ring_reply_ok(c, len)) {
 		/* The common case: only the reply to send, so it can go through the ring. */
-		struct socks5_server *s5 = &hs->in.s5;
-
-		socks5_server_reply(s5, socks5_rep_from_connect(CONNECT_OK), bound);
-		if (ring_reply_ok(w, s5->reply_len)) {
-			tx_len = s5->reply_len;
-			memcpy(c->tx, s5->reply, tx_len); /* hs is freed below */
-		}
-	}
-	if (!tx_len) {
-		if (hs->len && (ret = send_all(c->fd[LEG_OUT], hs->buf, hs->len)) < 0)
+		tx_len = len;
+		memcpy(c->tx, reply, len); /* hs is freed below */
+	} else {
+		if (hs->len && (ret = send_all(c->leg[LEG_OUT].fd, hs->buf, hs->len)) < 0)
 			goto reset;
-		if ((ret = reply_connect(w, c, CONNECT_OK, bound)) < 0)
+		if (len && (ret = send_all(c->leg[LEG_IN].fd, reply, len)) < 0)
 			goto reset;
-		if (hs->up_len && (ret = send_all(c->fd[LEG_IN], hs->up_buf, hs->up_len)) < 0)
+		if (hs->up_len && (ret = send_all(c->leg[LEG_IN].fd, hs->up_buf, hs->up_len)) < 0)
 			goto reset;
 	}
-	/* Both legs already have TCP_NODELAY (outbound_socket(), worker_listen()). */
+	/* Both legs already have TCP_NODELAY (outbound_socket(), listener_open()). */
 	hs_free(c);
 	c->state = CONN_RELAY;
-	list_del(&c->link);
-	c->active_s = (uint32_t)(w->now_ms / 1000);
-	list_add_tail(&w->idle_queue, &c->link);
+	c->spliced = w->cfg->splice && c->leg[LEG_IN].spliceable && c->leg[LEG_OUT].spliceable;
+	loop_timer_arm(&w->loop, &w->idle_tq, &c->timer);
 	/*
 	 * Linked behind a queued reply, no relayed byte can overtake it. The
 	 * reply goes first in the ring, so if it fails (the client reset), its
 	 * CQE closes the connection before the client leg's poll is handled.
 	 */
 	if (tx_len)
-		queue_reply(w, c, tx_len, OPS_DIR1, OP_DIR1_POLL, c->fd[LEG_OUT], POLLIN);
+		queue_reply(c, tx_len, OPS_DIR1, OP_DIR1_POLL, c->leg[LEG_OUT].fd, POLLIN);
 	else
-		arm_poll(w, c, OPS_DIR1, OP_DIR1_POLL, c->fd[LEG_OUT], POLLIN);
-	arm_poll(w, c, OPS_DIR0, OP_DIR0_POLL, c->fd[LEG_IN], POLLIN);
+		arm_poll(c, OPS_DIR1, OP_DIR1_POLL, c->leg[LEG_OUT].fd, POLLIN);
+	arm_poll(c, OPS_DIR0, OP_DIR0_POLL, c->leg[LEG_IN].fd, POLLIN);
 	return;
 reset:
 	log_debug_rl("early write failed: %s", strerror(-ret));
 	w->stats.resets++;
-	conn_close(w, c, true);
+	conn_close(c, true);
 }
 
-static void connect_next(struct worker *w, struct conn *c)
+static void connect_next(struct conn *c)
 {
+	struct worker *w = wk(c);
 	struct conn_hs *hs = c->hs;
 	const struct outbound *ob = &w->cfg->outbounds[c->outbound];
 	struct io_uring_sqe *sqe;
 	int fd = -1;
 
-	if (c->fd[LEG_OUT] >= 0) {
-		close(c->fd[LEG_OUT]);
-		c->fd[LEG_OUT] = -1;
+	if (c->leg[LEG_OUT].fd >= 0) {
+		close(c->leg[LEG_OUT].fd);
+		c->leg[LEG_OUT].fd = -1;
 	}
 	while (hs->next_addr < hs->n_addrs) {
 		struct sockaddr_storage *a = &hs->addrs[hs->next_addr++];
@@ -231,90 +246,78 @@ static void connect_next(struct worker *w, struct conn *c)
 		hs->last_err = fd == -EAFNOSUPPORT ? -ENETUNREACH : fd;
 	}
 	if (fd < 0) {
-		fail(w, c, proto_connect_result_from_errno(hs->last_err));
+		fail(c, proto_connect_result_from_errno(hs->last_err));
 		return;
 	}
-	c->fd[LEG_OUT] = fd;
+	c->leg[LEG_OUT].fd = fd;
+	c->leg[LEG_OUT].spliceable = true;
 	c->state = CONN_CONNECTING;
-	sqe = worker_sqe(w);
+	/* The connect and its linked timeout go into the ring together. */
+	loop_reserve(&w->loop, 2);
+	sqe = loop_prep(&w->loop, &c->obj, OP_CONNECT);
 	io_uring_prep_connect(sqe, fd, (struct sockaddr *)&hs->connect_addr,
-	                      hs->connect_addr.ss_family == AF_INET ? sizeof(struct sockaddr_in)
-	                                                            : sizeof(struct sockaddr_in6));
+	                      sa_len(hs->connect_addr.ss_family));
 	sqe->flags |= IOSQE_IO_LINK;
-	c->ops[OPS_HS] = worker_tag(w, c, OP_CONNECT);
-	io_uring_sqe_set_data64(sqe, c->ops[OPS_HS]);
+	c->ops[OPS_HS] = sqe->user_data;
 	hs->connect_ts.tv_sec = w->cfg->connect_timeout_ms / 1000;
 	hs->connect_ts.tv_nsec = (long long)(w->cfg->connect_timeout_ms % 1000) * 1000000;
-	sqe = worker_sqe(w);
+	sqe = loop_prep(&w->loop, &c->obj, OP_LINK_TIMEOUT); /* it posts a CQE of its own */
 	io_uring_prep_link_timeout(sqe, &hs->connect_ts, 0);
-	w->n_inflight += 2; /* the connect and its linked timeout each post a CQE */
-	io_uring_sqe_set_data64(sqe, loop_tag(OP_LINK_TIMEOUT, 0, 0));
 }
 
-/* The host to connect to: the target (direct) or the upstream proxy (socks5). */
-static void resolve_and_connect(struct worker *w, struct conn *c, const char *host, uint16_t port)
+/* The destination is a name: resolve it off the loop, then connect. */
+static void resolve(struct conn *c, const char *host, uint16_t port)
 {
-	struct conn_hs *hs = c->hs;
-	struct resolve_req *r;
+	struct worker *w = wk(c);
+	struct resolve_req *r = calloc(1, sizeof(*r));
 
-	hs->n_addrs = hs->next_addr = 0;
-	if (inet_pton(AF_INET, host, &((struct sockaddr_in *)&hs->addrs[0])->sin_addr) == 1) {
-		hs->addrs[0].ss_family = AF_INET;
-		((struct sockaddr_in *)&hs->addrs[0])->sin_port = htons(port);
-		hs->n_addrs = 1;
-	} else if (inet_pton(AF_INET6, host, &((struct sockaddr_in6 *)&hs->addrs[0])->sin6_addr) ==
-	           1) {
-		hs->addrs[0].ss_family = AF_INET6;
-		((struct sockaddr_in6 *)&hs->addrs[0])->sin6_port = htons(port);
-		hs->n_addrs = 1;
-	}
-	if (hs->n_addrs) {
-		connect_next(w, c);
-		return;
-	}
-	r = calloc(1, sizeof(*r));
 	if (!r) {
-		fail(w, c, CONNECT_GENERAL_FAILURE);
+		fail(c, CONNECT_GENERAL_FAILURE);
 		return;
 	}
 	r->w = w;
-	r->slot = c->slot;
-	r->gen = w->gens[c->slot];
+	r->slot = c->obj.slot;
+	r->gen = w->loop.gens[c->obj.slot];
 	r->port = port;
 	snprintf(r->host, sizeof(r->host), "%s", host);
 	c->state = CONN_RESOLVING;
 	resolver_submit(w->srv->resolver, r);
 }
 
-static void start_outbound(struct worker *w, struct conn *c)
+static void start_outbound(struct conn *c)
 {
+	struct worker *w = wk(c);
 	struct conn_hs *hs = c->hs;
 	const struct outbound *ob;
+	enum proto_connect_result r;
 
-	c->outbound = (int16_t)route_pick(w->cfg, inbound_of(w, c), &hs->target);
+	hs->target = hs->in->target(hs->in_st);
+	c->outbound = (int16_t)route_pick(w->cfg, inbound_of(c), hs->target);
 	ob = &w->cfg->outbounds[c->outbound];
-	list_del(&c->link); /* connect has its own (linked) timeout */
-	switch (ob->type) {
-	case OUTBOUND_BLOCK:
-		fail(w, c, CONNECT_NOT_ALLOWED);
-		return;
-	case OUTBOUND_SOCKS5:
-		if (socks5_client_init(&hs->up, &hs->target, ob->username, ob->password) < 0) {
-			fail(w, c, CONNECT_GENERAL_FAILURE);
+	hs->out = outbound_ops(ob->type);
+	hs->out_mem_len = hs->out->state_size + hs->out->buf_size;
+	if (hs->out_mem_len) {
+		hs->out_mem = calloc(1, hs->out_mem_len);
+		if (!hs->out_mem) {
+			fail(c, CONNECT_GENERAL_FAILURE);
 			return;
 		}
-		resolve_and_connect(w, c, ob->server_host, ob->server_port);
+		hs->out_st = hs->out_mem;
+		hs->up_buf = hs->out_mem + hs->out->state_size;
+		hs->up_cap = hs->out->buf_size;
+	}
+	loop_timer_stop(&c->timer); /* the connect has its own (linked) timeout */
+	r = hs->out->start(hs->out_st, ob, hs->target, &hs->dest);
+	if (r != CONNECT_OK) {
+		fail(c, r);
 		return;
-	case OUTBOUND_DIRECT:
-		if (hs->target.kind == TARGET_IP) {
-			hs->addrs[0] = hs->target.addr;
-			hs->n_addrs = 1;
-			hs->next_addr = 0;
-			connect_next(w, c);
-		} else {
-			resolve_and_connect(w, c, hs->target.host, hs->target.port);
-		}
-		return;
+	}
+	hs->n_addrs = hs->next_addr = 0;
+	if (hs->dest.kind == TARGET_IP) {
+		hs->addrs[hs->n_addrs++] = hs->dest.addr;
+		connect_next(c);
+	} else {
+		resolve(c, hs->dest.host, hs->dest.port);
 	}
 }
 
@@ -323,61 +326,47 @@ void conn_resolved(struct worker *w, struct conn *c, int err, const struct socka
 {
 	struct conn_hs *hs = c->hs;
 
-	if (c->state != CONN_RESOLVING || !c->hs)
+	(void)w;
+	if (c->state != CONN_RESOLVING || !hs)
 		return;
 	if (err < 0 || n == 0) {
-		fail(w, c, proto_connect_result_from_errno(err < 0 ? err : -EHOSTUNREACH));
+		fail(c, proto_connect_result_from_errno(err < 0 ? err : -EHOSTUNREACH));
 		return;
 	}
 	memcpy(hs->addrs, addrs, (size_t)n * sizeof(*addrs));
 	hs->n_addrs = n;
 	hs->next_addr = 0;
-	connect_next(w, c);
+	connect_next(c);
 }
 
-static bool check_user(struct worker *w, struct conn *c, const char *user, const char *pass)
+static bool check_user(struct conn *c)
 {
+	struct worker *w = wk(c);
 	struct users *u = atomic_load_explicit(&w->srv->users[c->inbound], memory_order_acquire);
-	bool ok = u && users_check(u, user, pass);
+	const char *user, *pass;
+	bool ok;
 
+	c->hs->in->creds(c->hs->in_st, &user, &pass);
+	ok = u && users_check(u, user, pass);
 	if (!ok)
 		w->stats.auth_failed++;
 	return ok;
 }
 
-/* Run the inbound parser over the buffered bytes. */
-static void hs_feed(struct worker *w, struct conn *c)
+/* Run the inbound's parser over the buffered bytes. */
+static void hs_feed(struct conn *c)
 {
+	struct worker *w = wk(c);
 	struct conn_hs *hs = c->hs;
-	enum inbound_type type = inbound_of(w, c)->type;
 
 	for (;;) {
-		size_t used = 0;
-		enum proto_res res;
+		size_t used = 0, reply_len;
+		enum proto_res res = hs->in->feed(hs->in_st, hs->buf, hs->len, &used);
 		const uint8_t *reply;
-		size_t reply_len;
 
-		if (type == INBOUND_SOCKS5) {
-			struct socks5_server *s = &hs->in.s5;
-			res = socks5_server_feed(s, hs->buf, hs->len, &used);
-			if (res == PROTO_AUTH)
-				res = socks5_server_auth_result(s,
-				                                check_user(w, c, s->user, s->pass));
-			reply = s->reply;
-			reply_len = s->reply_len;
-			if (res == PROTO_REQUEST)
-				hs->target = s->target;
-		} else {
-			struct http_connect *h = &hs->in.http;
-			res = http_connect_feed(h, hs->buf, hs->len, &used);
-			if (res == PROTO_AUTH)
-				res = http_connect_auth_result(h,
-				                               check_user(w, c, h->user, h->pass));
-			reply = h->reply;
-			reply_len = h->reply_len;
-			if (res == PROTO_REQUEST)
-				hs->target = h->target;
-		}
+		if (res == PROTO_AUTH)
+			res = hs->in->auth_result(hs->in_st, check_user(c));
+		reply = hs->in->pending(hs->in_st, &reply_len);
 		if (used > hs->len)
 			used = hs->len; /* a parser bug must not become a memory bug */
 		memmove(hs->buf, hs->buf + used, hs->len - used);
@@ -388,94 +377,76 @@ static void hs_feed(struct worker *w, struct conn *c)
 			if (hs->len >= hs->cap) {
 				/* Unreachable with correct parsers: each bounds its own input. */
 				w->stats.hs_bad++;
-				conn_close(w, c, false);
+				conn_close(c, false);
 				return;
 			}
-			arm_poll(w, c, OPS_HS, OP_HS_POLL, c->fd[LEG_IN], POLLIN);
+			arm_poll(c, OPS_HS, OP_HS_POLL, c->leg[LEG_IN].fd, POLLIN);
 			return;
 		case PROTO_REPLY:
-			if (hs->len == 0 && ring_reply_ok(w, reply_len)) {
+			if (hs->len == 0 && ring_reply_ok(c, reply_len)) {
 				/* Nothing more buffered: the parser needs the client's next message. */
 				memcpy(c->tx, reply, reply_len);
-				queue_reply(w, c, reply_len, OPS_HS, OP_HS_POLL, c->fd[LEG_IN],
+				queue_reply(c, reply_len, OPS_HS, OP_HS_POLL, c->leg[LEG_IN].fd,
 				            POLLIN);
 				return;
 			}
-			if (send_all(c->fd[LEG_IN], reply, reply_len) < 0) {
-				conn_close(w, c, false);
+			if (send_all(c->leg[LEG_IN].fd, reply, reply_len) < 0) {
+				conn_close(c, false);
 				return;
 			}
 			continue;
 		case PROTO_AUTH: /* handled above */
 		case PROTO_FAIL:
 			w->stats.hs_bad++;
-			log_debug_rl("inbound %s: handshake rejected", inbound_of(w, c)->name);
+			log_debug_rl("inbound %s: handshake rejected", inbound_of(c)->name);
 			if (reply_len)
-				send_all(c->fd[LEG_IN], reply, reply_len);
-			close_after_reply(w, c);
+				send_all(c->leg[LEG_IN].fd, reply, reply_len);
+			close_after_reply(c);
 			return;
 		case PROTO_REQUEST:
-			start_outbound(w, c);
+			start_outbound(c);
 			return;
 		}
 	}
 }
 
-static void hs_readable(struct worker *w, struct conn *c)
+static void hs_readable(struct conn *c)
 {
 	struct conn_hs *hs = c->hs;
-	ssize_t n = recv(c->fd[LEG_IN], hs->buf + hs->len, hs->cap - hs->len, MSG_DONTWAIT);
+	ssize_t n = recv(c->leg[LEG_IN].fd, hs->buf + hs->len, hs->cap - hs->len, MSG_DONTWAIT);
 
 	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-		conn_close(w, c, false);
+		conn_close(c, false);
 		return;
 	}
 	if (n < 0) {
-		arm_poll(w, c, OPS_HS, OP_HS_POLL, c->fd[LEG_IN], POLLIN);
+		arm_poll(c, OPS_HS, OP_HS_POLL, c->leg[LEG_IN].fd, POLLIN);
 		return;
 	}
 	hs->len += (size_t)n;
-	hs_feed(w, c);
+	hs_feed(c);
 }
 
-/* An upstream's SOCKS5 REP in the terms of the client's protocol (HTTP 403/502/504). */
-static enum proto_connect_result connect_result_from_rep(enum socks5_rep rep)
-{
-	switch (rep) {
-	case SOCKS5_REP_NOT_ALLOWED:
-		return CONNECT_NOT_ALLOWED;
-	case SOCKS5_REP_NET_UNREACHABLE:
-		return CONNECT_NET_UNREACHABLE;
-	case SOCKS5_REP_HOST_UNREACHABLE:
-		return CONNECT_HOST_UNREACHABLE;
-	case SOCKS5_REP_CONN_REFUSED:
-		return CONNECT_REFUSED;
-	case SOCKS5_REP_TTL_EXPIRED:
-		return CONNECT_TIMEOUT;
-	default:
-		return CONNECT_GENERAL_FAILURE;
-	}
-}
-
-/* The upstream SOCKS5 proxy answered (part of) our handshake. */
-static void upstream_readable(struct worker *w, struct conn *c)
+/* The outbound's server answered (part of) its handshake. */
+static void out_readable(struct conn *c)
 {
 	struct conn_hs *hs = c->hs;
-	ssize_t n = recv(c->fd[LEG_OUT], hs->up_buf + hs->up_len, sizeof(hs->up_buf) - hs->up_len,
-	                 MSG_DONTWAIT);
+	int fd = c->leg[LEG_OUT].fd;
+	ssize_t n = recv(fd, hs->up_buf + hs->up_len, hs->up_cap - hs->up_len, MSG_DONTWAIT);
 
 	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-		fail(w, c, CONNECT_GENERAL_FAILURE);
+		fail(c, CONNECT_GENERAL_FAILURE);
 		return;
 	}
 	if (n < 0) {
-		arm_poll(w, c, OPS_HS, OP_HS_POLL, c->fd[LEG_OUT], POLLIN);
+		arm_poll(c, OPS_HS, OP_HS_POLL, fd, POLLIN);
 		return;
 	}
 	hs->up_len += (size_t)n;
 	for (;;) {
-		size_t used = 0;
-		enum proto_res res = socks5_client_feed(&hs->up, hs->up_buf, hs->up_len, &used);
+		size_t used = 0, len;
+		enum proto_res res = hs->out->feed(hs->out_st, hs->up_buf, hs->up_len, &used);
+		const uint8_t *out;
 
 		if (used > hs->up_len)
 			used = hs->up_len;
@@ -483,128 +454,167 @@ static void upstream_readable(struct worker *w, struct conn *c)
 		hs->up_len -= used;
 		switch (res) {
 		case PROTO_NEED_MORE:
-			if (hs->up_len >= sizeof(hs->up_buf)) {
-				fail(w, c, CONNECT_GENERAL_FAILURE);
+			if (hs->up_len >= hs->up_cap) {
+				fail(c, CONNECT_GENERAL_FAILURE);
 				return;
 			}
-			arm_poll(w, c, OPS_HS, OP_HS_POLL, c->fd[LEG_OUT], POLLIN);
+			arm_poll(c, OPS_HS, OP_HS_POLL, fd, POLLIN);
 			return;
 		case PROTO_REPLY:
-			if (send_all(c->fd[LEG_OUT], hs->up.out, hs->up.out_len) < 0) {
-				fail(w, c, CONNECT_GENERAL_FAILURE);
+			out = hs->out->pending(hs->out_st, &len);
+			if (send_all(fd, out, len) < 0) {
+				fail(c, CONNECT_GENERAL_FAILURE);
 				return;
 			}
 			continue;
 		case PROTO_REQUEST:
-			start_relay(w, c, (const struct sockaddr *)&hs->up.bound);
+			start_relay(c, hs->out->bound(hs->out_st));
 			return;
 		case PROTO_AUTH:
 		case PROTO_FAIL:
 		default:
-			/* Pass the upstream's verdict on (its REP maps to ours one to one). */
-			w->stats.connect_failed++;
-			if (inbound_of(w, c)->type == INBOUND_SOCKS5) {
-				socks5_server_reply(&hs->in.s5, hs->up.rep, NULL);
-				send_all(c->fd[LEG_IN], hs->in.s5.reply, hs->in.s5.reply_len);
-			} else {
-				reply_connect(w, c, connect_result_from_rep(hs->up.rep), NULL);
-			}
-			close_after_reply(w, c);
+			/* Pass the server's verdict on, in the client's protocol. */
+			fail(c, hs->out->failure(hs->out_st));
 			return;
 		}
 	}
 }
 
-static void connected(struct worker *w, struct conn *c)
+static void connected(struct conn *c)
 {
+	struct worker *w = wk(c);
 	struct conn_hs *hs = c->hs;
-	const struct outbound *ob = &w->cfg->outbounds[c->outbound];
 	struct sockaddr_storage bound;
 	socklen_t len = sizeof(bound);
+	size_t glen;
+	const uint8_t *greeting = hs->out->greeting(hs->out_st, &glen);
 
-	if (ob->type == OUTBOUND_SOCKS5) {
-		c->state = CONN_UPSTREAM;
-		hs_queue_add(w, c);
-		if (send_all(c->fd[LEG_OUT], hs->up.out, hs->up.out_len) < 0) {
-			fail(w, c, CONNECT_GENERAL_FAILURE);
+	if (glen) {
+		c->state = CONN_OUT_HANDSHAKE;
+		loop_timer_arm(&w->loop, &w->hs_tq, &c->timer);
+		if (send_all(c->leg[LEG_OUT].fd, greeting, glen) < 0) {
+			fail(c, CONNECT_GENERAL_FAILURE);
 			return;
 		}
-		arm_poll(w, c, OPS_HS, OP_HS_POLL, c->fd[LEG_OUT], POLLIN);
+		arm_poll(c, OPS_HS, OP_HS_POLL, c->leg[LEG_OUT].fd, POLLIN);
 		return;
 	}
-	if (getsockname(c->fd[LEG_OUT], (struct sockaddr *)&bound, &len) < 0)
+	if (getsockname(c->leg[LEG_OUT].fd, (struct sockaddr *)&bound, &len) < 0)
 		bound.ss_family = AF_UNSPEC;
-	start_relay(w, c, bound.ss_family == AF_UNSPEC ? NULL : (struct sockaddr *)&bound);
+	start_relay(c, bound.ss_family == AF_UNSPEC ? NULL : (struct sockaddr *)&bound);
 }
 
-static void relay_ready(struct worker *w, struct conn *c, int d)
+/*
+ * A pump failed in direction d. A failed write means dst can take nothing
+ * more: d's bytes are undeliverable. A failed read (src reset) still lets
+ * the bytes d already holds go to dst. Either way the other direction keeps
+ * delivering what it holds (a server's answer to an upload it cut short) for
+ * at most CONN_LINGER_MS, and the reset is passed on when both have ended.
+ */
+static void relay_failed(struct conn *c, int d, int err)
 {
-	struct splice_dir *dir = &c->dir[d];
-	int src = c->fd[d], dst = c->fd[!d];
+	struct worker *w = wk(c);
+	struct pump_dir *dir = &c->dir[d];
+
+	if (err == -EMFILE || err == -ENFILE || err == -ENOMEM) {
+		w->stats.no_pipe++;
+		log_debug_rl("relay ended: no pipe or buffer: %s", strerror(-err));
+		conn_close(c, true);
+		return;
+	}
+	if (!c->rst) {
+		w->stats.resets++;
+		log_debug_rl("relay ended: %s", strerror(-err));
+	}
+	c->rst = true;
+	if (dir->wr_err) {
+		splice_dir_release(&w->pipes, &w->bufs, dir);
+		dir->done = true;
+	} else {
+		dir->eof = true;
+		if (dir->held) {
+			arm_poll(c, d, d ? OP_DIR1_POLL : OP_DIR0_POLL, c->leg[!d].fd, POLLOUT);
+			return;
+		}
+		dir->done = true;
+	}
+	if (c->dir[!d].done) {
+		conn_close(c, true);
+		return;
+	}
+	loop_timer_arm(&w->loop, &w->linger_tq, &c->timer);
+}
+
+static void relay_ready(struct conn *c, int d)
+{
+	struct worker *w = wk(c);
+	struct pump_dir *dir = &c->dir[d];
+	int src = c->leg[d].fd, dst = c->leg[!d].fd;
 	int err = 0;
 	uint64_t before = dir->bytes;
-	enum splice_next next = splice_pump(&w->pipes, dir, src, dst, c->dir[!d].done, &err);
-	uint32_t now_s = (uint32_t)(w->now_ms / 1000);
+	bool last = c->dir[!d].done;
+	enum pump_next next = c->spliced
+	                              ? splice_pump(&w->pipes, &w->bufs, dir, src, dst, last, &err)
+	                              : buf_pump(&w->bufs, dir, src, dst, last, PUMP_BUDGET, &err);
 
-	w->stats.bytes[d] += dir->bytes - before;
-	if (dir->bytes != before && now_s != c->active_s) {
-		/* Coarse (1 s) move-to-tail keeps the idle queue sorted at O(1) cost. */
-		c->active_s = now_s;
-		list_del(&c->link);
-		list_add_tail(&w->idle_queue, &c->link);
-	}
+	*(d ? &w->stats.bytes_down : &w->stats.bytes_up) += dir->bytes - before;
+	if (dir->bytes != before && !c->rst)
+		loop_timer_touch(&w->loop, &w->idle_tq, &c->timer);
 	switch (next) {
-	case SPLICE_WAIT_SRC:
-		arm_poll(w, c, d, d ? OP_DIR1_POLL : OP_DIR0_POLL, src, POLLIN);
+	case PUMP_WAIT_SRC:
+		arm_poll(c, d, d ? OP_DIR1_POLL : OP_DIR0_POLL, src, POLLIN);
 		return;
-	case SPLICE_WAIT_DST:
-		arm_poll(w, c, d, d ? OP_DIR1_POLL : OP_DIR0_POLL, dst, POLLOUT);
+	case PUMP_WAIT_DST:
+		arm_poll(c, d, d ? OP_DIR1_POLL : OP_DIR0_POLL, dst, POLLOUT);
 		return;
-	case SPLICE_DONE:
-		if (c->dir[!d].done) {
+	case PUMP_DONE:
+		if (!c->dir[!d].done)
+			return; /* half-close: the other direction keeps flowing */
+		if (!c->rst)
 			w->stats.completed++;
-			conn_close(w, c, false);
-		}
+		conn_close(c, c->rst);
 		return;
-	case SPLICE_ERROR:
-		if (err == -EMFILE || err == -ENFILE || err == -ENOMEM)
-			w->stats.no_pipe++;
-		else
-			w->stats.resets++;
-		log_debug_rl("relay ended: %s", strerror(-err));
-		conn_close(w, c, true);
+	case PUMP_ERROR:
+		relay_failed(c, d, err);
 		return;
 	}
 }
 
-void conn_complete(struct worker *w, struct conn *c, int op, int res)
+static void complete(struct loop *l, struct loop_obj *o, unsigned op,
+                     const struct io_uring_cqe *cqe)
 {
+	struct conn *c = (struct conn *)o;
+
+	(void)l;
 	switch (op) {
 	case OP_TX:
 		/* A failure (or cancellation): the linked poll never runs, nor posts a CQE. */
 		c->ops[OPS_TX] = 0;
 		c->ops[c->state == CONN_RELAY ? OPS_DIR1 : OPS_HS] = 0;
-		log_debug_rl("reply not sent: %s", res < 0 ? strerror(-res) : "short write");
-		w->stats.resets++;
-		conn_close(w, c, true);
+		log_debug_rl("reply not sent: %s",
+		             cqe->res < 0 ? strerror(-cqe->res) : "short write");
+		wk(c)->stats.resets++;
+		conn_close(c, true);
 		return;
 	case OP_HS_POLL:
 		c->ops[OPS_HS] = 0;
 		c->ops[OPS_TX] = 0; /* a reply linked ahead of this poll is out */
 		if (c->state == CONN_HANDSHAKE)
-			hs_readable(w, c);
-		else if (c->state == CONN_UPSTREAM)
-			upstream_readable(w, c);
+			hs_readable(c);
+		else if (c->state == CONN_OUT_HANDSHAKE)
+			out_readable(c);
 		return;
 	case OP_CONNECT:
 		c->ops[OPS_HS] = 0;
-		if (res == 0) {
-			connected(w, c);
+		if (cqe->res == 0) {
+			connected(c);
 			return;
 		}
 		/* The linked timeout cancels the connect: report it as a timeout. */
-		c->hs->last_err = res == -ECANCELED ? -ETIMEDOUT : res;
-		connect_next(w, c);
+		c->hs->last_err = cqe->res == -ECANCELED ? -ETIMEDOUT : cqe->res;
+		connect_next(c);
+		return;
+	case OP_LINK_TIMEOUT:
 		return;
 	case OP_DIR0_POLL:
 	case OP_DIR1_POLL: {
@@ -612,7 +622,7 @@ void conn_complete(struct worker *w, struct conn *c, int op, int res)
 		c->ops[d] = 0;
 		if (d)
 			c->ops[OPS_TX] = 0; /* a reply linked ahead of this poll is out */
-		relay_ready(w, c, d);
+		relay_ready(c, d);
 		return;
 	}
 	}
@@ -621,105 +631,123 @@ void conn_complete(struct worker *w, struct conn *c, int op, int res)
 void conn_accept(struct worker *w, unsigned inbound, int fd)
 {
 	const struct inbound *in = &w->cfg->inbounds[inbound];
-	struct conn *c = worker_conn_alloc(w);
+	const struct inbound_ops *ops = inbound_ops(in->type);
+	size_t st = (ops->state_size + sizeof(max_align_t) - 1) / sizeof(max_align_t) *
+	            sizeof(max_align_t);
+	struct conn *c = calloc(1, sizeof(*c));
+	struct conn_hs *hs;
 
-	if (!c) {
+	if (!c || loop_add(&w->loop, &c->obj, LOOP_KIND_CONN) < 0) {
+		free(c);
 		close(fd);
 		atomic_fetch_sub(&w->srv->n_conns, 1);
 		return;
 	}
+	w->n_conns++;
+	c->w = w;
+	c->outbound = -1;
 	c->inbound = (uint16_t)inbound;
-	c->fd[LEG_IN] = fd;
-	size_t cap = in->type == INBOUND_HTTP ? CONN_HS_BUF_HTTP : CONN_HS_BUF_SOCKS5;
-	c->hs = malloc(offsetof(struct conn_hs, buf) + cap);
-	if (!c->hs) {
-		conn_close(w, c, true);
+	c->leg[LEG_IN] = (struct leg){.fd = fd, .spliceable = true};
+	c->leg[LEG_OUT] = (struct leg){.fd = -1, .spliceable = false};
+	pump_dir_init(&c->dir[0]);
+	pump_dir_init(&c->dir[1]);
+	loop_timer_init(&c->timer);
+	/* The buffers need no clearing; the states start zeroed. */
+	hs = malloc(sizeof(*hs) + st + ops->buf_size);
+	if (!hs) {
+		conn_close(c, true);
 		return;
 	}
-	memset(c->hs, 0, offsetof(struct conn_hs, up_buf)); /* the buffers need no clearing */
-	c->hs->cap = cap;
-	c->hs->len = 0;
-	c->hs->up_len = 0;
+	memset(hs, 0, sizeof(*hs) + st);
+	hs->in = ops;
+	hs->in_st = hs->mem;
+	hs->buf = (uint8_t *)hs->mem + st;
+	hs->cap = ops->buf_size;
+	c->hs = hs;
 	c->state = CONN_HANDSHAKE;
-	hs_queue_add(w, c);
-	switch (in->type) {
-	case INBOUND_SOCKS5:
-		socks5_server_init(&c->hs->in.s5, inbound_requires_auth(in));
-		/*
-		 * Clients speak first and usually at once: the greeting is often
-		 * queued by the time the accept completes, so read before
-		 * paying for a poll round trip (EAGAIN arms the poll).
-		 */
-		hs_readable(w, c);
-		break;
-	case INBOUND_HTTP:
-		http_connect_init(&c->hs->in.http, inbound_requires_auth(in));
-		hs_readable(w, c);
-		break;
-	case INBOUND_FORWARD:
-		c->hs->target.kind = TARGET_DOMAIN;
-		c->hs->target.port = in->target_port;
-		snprintf(c->hs->target.host, sizeof(c->hs->target.host), "%s", in->target_host);
-		proto_target_ip_literal(&c->hs->target); /* so CIDR rules see an IP target */
-		start_outbound(w, c);
-		break;
-	}
-}
-
-void conn_timeout(struct worker *w, struct conn *c)
-{
-	switch (c->state) {
-	case CONN_HANDSHAKE:
-		w->stats.hs_timeouts++;
-		conn_close(w, c, false);
+	loop_timer_arm(&w->loop, &w->hs_tq, &c->timer);
+	if (ops->start(hs->in_st, in) == PROTO_REQUEST) {
+		start_outbound(c);
 		return;
-	case CONN_UPSTREAM:
-		w->stats.hs_timeouts++;
-		fail(w, c, CONNECT_TIMEOUT);
-		return;
-	case CONN_RELAY:
-		w->stats.idle_timeouts++;
-		conn_close(w, c, false);
-		return;
-	case CONN_RESOLVING:
-	case CONN_CONNECTING:
-		return; /* not queued: the resolver and the linked timeout bound these */
-	}
-}
-
-void conn_close(struct worker *w, struct conn *c, bool rst)
-{
-	static const struct linger abort_linger = {.l_onoff = 1, .l_linger = 0};
-	bool tx = c->ops[OPS_TX] != 0;
-
-	for (int i = 0; i < OPS_N; i++) {
-		if (!c->ops[i])
-			continue;
-		struct io_uring_sqe *sqe = worker_sqe(w);
-		io_uring_prep_cancel64(sqe, c->ops[i], 0);
-		io_uring_sqe_set_data64(sqe, loop_tag(OP_CANCEL, 0, 0));
-		sqe->flags |= IOSQE_CQE_SKIP_SUCCESS;
-		c->ops[i] = 0;
 	}
 	/*
-	 * A reply still queued or waiting for room reads c->tx, which is about
-	 * to be freed, and needs the descriptor: submit now, so it goes out
-	 * before the close or is cancelled before it can touch the memory.
+	 * Clients speak first and usually at once: the greeting is often
+	 * queued by the time the accept completes, so read before paying for a
+	 * poll round trip (EAGAIN arms the poll).
 	 */
-	if (tx)
-		io_uring_submit(&w->ring);
-	for (int leg = 0; leg < 2; leg++) {
-		if (c->fd[leg] < 0)
-			continue;
-		if (rst)
-			setsockopt(c->fd[leg], SOL_SOCKET, SO_LINGER, &abort_linger,
-			           sizeof(abort_linger));
-		close(c->fd[leg]);
-		c->fd[leg] = -1;
-	}
-	splice_dir_release(&w->pipes, &c->dir[0]);
-	splice_dir_release(&w->pipes, &c->dir[1]);
-	hs_free(c);
-	list_del(&c->link);
-	worker_conn_free(w, c);
+	hs_readable(c);
 }
+
+void conn_hs_timeout(struct loop *l, struct loop_timer *t)
+{
+	struct conn *c = list_entry(t, struct conn, timer);
+
+	(void)l;
+	wk(c)->stats.hs_timeouts++;
+	if (c->state == CONN_OUT_HANDSHAKE)
+		fail(c, CONNECT_TIMEOUT);
+	else
+		conn_close(c, false);
+}
+
+void conn_idle_timeout(struct loop *l, struct loop_timer *t)
+{
+	struct conn *c = list_entry(t, struct conn, timer);
+
+	(void)l;
+	if (c->rst) {
+		/* The linger after an error in one direction is over. */
+		conn_close(c, true);
+		return;
+	}
+	wk(c)->stats.idle_timeouts++;
+	conn_close(c, false);
+}
+
+void conn_close(struct conn *c, bool rst)
+{
+	struct worker *w = wk(c);
+
+	for (int i = 0; i < OPS_N; i++) {
+		if (c->ops[i])
+			loop_cancel(&w->loop, c->ops[i]);
+		c->ops[i] = 0;
+	}
+	c->rst = rst;
+	loop_timer_stop(&c->timer);
+	/*
+	 * The descriptors and buffers stay until the cancelled ops have
+	 * completed (release()): an op still queued in the ring must not find
+	 * its descriptor number reused, nor its reply buffer freed.
+	 */
+	loop_close(&w->loop, &c->obj);
+}
+
+static void release(struct loop *l, struct loop_obj *o)
+{
+	static const struct linger abort_linger = {.l_onoff = 1, .l_linger = 0};
+	struct conn *c = (struct conn *)o;
+	struct worker *w = wk(c);
+
+	(void)l;
+	for (int leg = 0; leg < 2; leg++) {
+		if (c->leg[leg].fd < 0)
+			continue;
+		if (c->rst)
+			setsockopt(c->leg[leg].fd, SOL_SOCKET, SO_LINGER, &abort_linger,
+			           sizeof(abort_linger));
+		close(c->leg[leg].fd);
+	}
+	splice_dir_release(&w->pipes, &w->bufs, &c->dir[0]);
+	splice_dir_release(&w->pipes, &w->bufs, &c->dir[1]);
+	hs_free(c);
+	w->n_conns--;
+	atomic_fetch_sub_explicit(&w->srv->n_conns, 1, memory_order_relaxed);
+	free(c);
+}
+
+const struct loop_module conn_module = {
+        .name = "conn",
+        .complete = complete,
+        .release = release,
+};

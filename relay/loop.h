@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* io_uring set-up, SQE acquisition and completion tags (op + slot + generation). */
+/* The event loop: one io_uring, objects in tagged slots, completions dispatched to their module. */
 #ifndef SPLICED_LOOP_H
 #define SPLICED_LOOP_H
 
@@ -8,38 +8,44 @@
 
 #include <liburing.h>
 
+#include "list.h"
+
 /*
- * Every SQE carries a 64-bit tag: op (8 bits) | slot index (24 bits) |
- * generation (32 bits). A connection slot's generation is bumped when the slot
- * is freed, so a completion that arrives for a dead connection (a cancelled
- * poll, a connect that lost the race with a timeout) no longer matches and is
- * dropped. Listener and worker-level ops use the slot as their own index and
- * generation 0.
+ * Every SQE carries a 64-bit tag: kind (4 bits) | op (4 bits) | slot (24
+ * bits) | generation (32 bits). The kind names the module that owns the
+ * operation and gets its completion; the op is that module's own business;
+ * slot and generation name the object. An object's slot gets a new
+ * generation when it is freed, so a completion for a previous occupant can
+ * never be delivered to the next one.
  */
-enum loop_op {
-	OP_NONE = 0,     /* never submitted with this tag; CQEs with it are ignored */
-	OP_ACCEPT,       /* slot = listener index */
-	OP_ACCEPT_RETRY, /* timeout before re-arming accept after EMFILE/ENFILE */
-	OP_EVENT,        /* read on the worker's eventfd (messages, resolver results) */
-	OP_CANCEL,       /* result of an async cancel; ignored */
-	OP_LINK_TIMEOUT, /* a connect's linked timeout; ignored (connect sees -ECANCELED) */
-	OP_HS_POLL,      /* handshake leg readable (client, or upstream proxy) */
-	OP_CONNECT,      /* outbound connect finished */
-	OP_DIR0_POLL,    /* relay direction 0 (client → target) ready */
-	OP_DIR1_POLL,    /* relay direction 1 (target → client) ready */
-	OP_TX,           /* a short reply sent through the ring; a CQE only on failure */
+enum loop_kind {
+	LOOP_KIND_NONE = 0, /* untagged (cancel requests): completions are ignored */
+	LOOP_KIND_WORKER,   /* the worker's inbox (eventfd) */
+	LOOP_KIND_LISTENER, /* an inbound's listening socket */
+	LOOP_KIND_CONN,     /* a relayed TCP connection */
+	LOOP_KIND_MAX = 16,
 };
 
-enum { LOOP_SLOT_BITS = 24, LOOP_SLOT_MAX = (1u << LOOP_SLOT_BITS) - 1 };
+enum {
+	LOOP_OP_MAX = 16,
+	LOOP_SLOT_BITS = 24,
+	LOOP_SLOT_MAX = (1u << LOOP_SLOT_BITS) - 1,
+};
 
-static inline uint64_t loop_tag(enum loop_op op, uint32_t slot, uint32_t gen)
+static inline uint64_t loop_tag(unsigned kind, unsigned op, uint32_t slot, uint32_t gen)
 {
-	return ((uint64_t)op << 56) | ((uint64_t)(slot & LOOP_SLOT_MAX) << 32) | gen;
+	return ((uint64_t)(kind & 15) << 60) | ((uint64_t)(op & 15) << 56) |
+	       ((uint64_t)(slot & LOOP_SLOT_MAX) << 32) | gen;
 }
 
-static inline enum loop_op loop_tag_op(uint64_t tag)
+static inline unsigned loop_tag_kind(uint64_t tag)
 {
-	return (enum loop_op)(tag >> 56);
+	return (unsigned)(tag >> 60);
+}
+
+static inline unsigned loop_tag_op(uint64_t tag)
+{
+	return (unsigned)(tag >> 56) & 15;
 }
 
 static inline uint32_t loop_tag_slot(uint64_t tag)
@@ -65,14 +71,141 @@ struct loop_features {
 
 /* Create a ring with the best flags the kernel accepts. 0 or -errno. */
 int loop_init(struct io_uring *ring, unsigned entries, struct loop_features *feat);
-
 /* In the thread that will use the ring, before the first submit. 0 or -errno. */
 int loop_enable(struct io_uring *ring, const struct loop_features *feat);
-
 /* Never NULL: submits pending SQEs to make room when the SQ is full. */
 struct io_uring_sqe *loop_sqe(struct io_uring *ring);
-
 /* Probe io_uring once (for --version and the start-up check). 0 or -errno. */
 int loop_probe(struct loop_features *feat);
+
+struct loop;
+
+/*
+ * Embedded in every object that owns operations. The loop counts the
+ * operations in flight per object; a closed object is released (its module's
+ * release() frees it) only when the last of them has completed, so no
+ * completion, buffer or descriptor can outlive what it refers to, and a stop
+ * can simply wait until no object is left.
+ */
+struct loop_obj {
+	uint32_t slot;
+	uint8_t kind;
+	bool closed;
+	uint32_t inflight;
+};
+
+struct loop_module {
+	const char *name;
+	/* A completion for a live (not closed) object; op is the module's own. */
+	void (*complete)(struct loop *l, struct loop_obj *o, unsigned op,
+	                 const struct io_uring_cqe *cqe);
+	/*
+	 * Optional: a completion for a closed object, which may carry something
+	 * to free (the socket of an accept that completed as it was cancelled).
+	 */
+	void (*discard)(struct loop *l, struct loop_obj *o, unsigned op,
+	                const struct io_uring_cqe *cqe);
+	/* The object was closed and has no operation left: free it. */
+	void (*release)(struct loop *l, struct loop_obj *o);
+};
+
+/*
+ * A queue of deadlines that all lie the same duration after they were armed,
+ * so arming appends and the head is always the next to expire (HAProxy keeps
+ * `expire` per task for the same reason): O(1) arm, touch and stop. A
+ * duration of 0 disables the queue (arming is a no-op).
+ */
+struct loop_timer {
+	struct list_node node;
+	uint64_t due_ms;
+};
+
+struct loop_tq {
+	struct list_node head;
+	uint64_t dur_ms;
+	void (*fire)(struct loop *l, struct loop_timer *t); /* t is already off the queue */
+};
+
+enum { LOOP_MAX_TQ = 8 };
+
+struct loop {
+	struct io_uring ring;
+	struct loop_features feat;
+	const struct loop_module *mods[LOOP_KIND_MAX];
+	void *ctx[LOOP_KIND_MAX]; /* each module's context (the worker), loop_ctx() */
+	/* Slots: the object and generation behind every tag. */
+	struct loop_obj **slots;
+	uint32_t *gens;
+	uint32_t *free_slots;
+	uint32_t n_free, cap;
+	unsigned n_objs;
+	struct loop_tq *tqs[LOOP_MAX_TQ];
+	unsigned n_tqs;
+	uint64_t now_ms; /* CLOCK_MONOTONIC_COARSE, refreshed every turn */
+	uint64_t turns;
+};
+
+/* Ring and tables (main thread); loop_start() in the thread that runs it. 0 or -errno. */
+int loop_setup(struct loop *l, unsigned entries);
+int loop_start(struct loop *l);
+void loop_destroy(struct loop *l);
+
+void loop_register(struct loop *l, enum loop_kind kind, const struct loop_module *m, void *ctx);
+static inline void *loop_ctx(const struct loop *l, enum loop_kind kind)
+{
+	return l->ctx[kind];
+}
+
+/* Give o a slot (o->kind = kind, not closed, nothing in flight). 0 or -ENOMEM. */
+int loop_add(struct loop *l, struct loop_obj *o, enum loop_kind kind);
+/*
+ * Mark o closed: its completions are no longer delivered, and it is released
+ * once nothing is in flight (at once when nothing is). The caller cancels
+ * what it has in flight; o must not be used after this call.
+ */
+void loop_close(struct loop *l, struct loop_obj *o);
+
+/* The tag of operation op on o (to cancel it, or to recognise it). */
+uint64_t loop_tag_of(const struct loop *l, const struct loop_obj *o, unsigned op);
+/* An SQE for op on o, tagged and counted in flight. */
+struct io_uring_sqe *loop_prep(struct loop *l, struct loop_obj *o, unsigned op);
+/*
+ * An SQE tagged but not counted: for a request with IOSQE_CQE_SKIP_SUCCESS
+ * linked ahead of a counted one, where the kernel posts exactly one CQE for
+ * the pair (a failed skip-success request skips its links' CQEs).
+ */
+struct io_uring_sqe *loop_prep_linked(struct loop *l, struct loop_obj *o, unsigned op);
+/*
+ * The next n SQEs prepared go into one submission: a link chain cut by
+ * loop_sqe()'s flush when the SQ fills would not hold (links are not valid
+ * across submissions). n <= the ring's SQ size.
+ */
+void loop_reserve(struct loop *l, unsigned n);
+/* Cancel the operation with this tag (fire and forget: its own CQE completes it). */
+void loop_cancel(struct loop *l, uint64_t tag);
+
+/* Submit, wait up to wait_ms for a completion, dispatch all that are ready. */
+int loop_turn(struct loop *l, uint64_t wait_ms);
+
+/* Timer queues (registered with the loop, run after each turn). */
+void loop_tq_init(struct loop *l, struct loop_tq *q, uint64_t dur_ms,
+                  void (*fire)(struct loop *l, struct loop_timer *t));
+static inline void loop_timer_init(struct loop_timer *t)
+{
+	list_init(&t->node);
+}
+/* (Re)arm t on q: due dur_ms from now, at the tail. */
+void loop_timer_arm(struct loop *l, struct loop_tq *q, struct loop_timer *t);
+/*
+ * Re-arm only when that moves the deadline by a second or more: activity
+ * on a busy connection costs a list move at most once a second.
+ */
+void loop_timer_touch(struct loop *l, struct loop_tq *q, struct loop_timer *t);
+static inline void loop_timer_stop(struct loop_timer *t)
+{
+	list_del(&t->node);
+}
+/* Fire every expired timer; returns ms until the next deadline (UINT64_MAX: none). */
+uint64_t loop_timers_run(struct loop *l);
 
 #endif

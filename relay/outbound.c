@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Outbound socket set-up: source address, interface and fwmark for direct legs. */
+/* The outbound table, the direct and block outbounds, and the outbound socket every one connects with. */
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -9,12 +9,60 @@
 
 #include "outbound.h"
 
+/* direct: connect to what the client asked for. */
+static enum proto_connect_result direct_start(void *st, const struct outbound *ob,
+                                              const struct proto_target *t,
+                                              struct proto_target *dest)
+{
+	(void)st, (void)ob;
+	*dest = *t;
+	return CONNECT_OK;
+}
+
+static const uint8_t *no_greeting(void *st, size_t *len)
+{
+	(void)st;
+	*len = 0;
+	return NULL;
+}
+
+static const struct outbound_ops direct_ops = {
+        .name = "direct",
+        .start = direct_start,
+        .greeting = no_greeting,
+};
+
+/* block: refuse with the protocol's "not allowed" (SOCKS5 REP 02, HTTP 403). */
+static enum proto_connect_result block_start(void *st, const struct outbound *ob,
+                                             const struct proto_target *t,
+                                             struct proto_target *dest)
+{
+	(void)st, (void)ob, (void)t, (void)dest;
+	return CONNECT_NOT_ALLOWED;
+}
+
+static const struct outbound_ops block_ops = {
+        .name = "block",
+        .start = block_start,
+        .greeting = no_greeting,
+};
+
+static const struct outbound_ops *const table[] = {
+        [OUTBOUND_DIRECT] = &direct_ops,
+        [OUTBOUND_SOCKS5] = &outbound_socks5_ops,
+        [OUTBOUND_BLOCK] = &block_ops,
+};
+
+const struct outbound_ops *outbound_ops(enum outbound_type type)
+{
+	return table[type];
+}
+
 int outbound_socket(const struct outbound *ob, int family)
 {
 	int fd, ret;
 
-	if (ob->type == OUTBOUND_DIRECT && ob->bind_addr.ss_family != AF_UNSPEC &&
-	    ob->bind_addr.ss_family != family)
+	if (ob->bind_addr.ss_family != AF_UNSPEC && ob->bind_addr.ss_family != family)
 		return -EAFNOSUPPORT;
 	fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
 	if (fd < 0)
@@ -29,8 +77,6 @@ int outbound_socket(const struct outbound *ob, int family)
 	 */
 	static const int one = 1;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	if (ob->type != OUTBOUND_DIRECT)
-		return fd;
 	if (ob->fwmark && setsockopt(fd, SOL_SOCKET, SO_MARK, &ob->fwmark, sizeof(ob->fwmark)) < 0)
 		goto fail;
 	if (ob->bind_interface[0] && setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, ob->bind_interface,

@@ -1,14 +1,57 @@
 /* SPDX-License-Identifier: MIT */
-/* Outbound sockets: direct (bind address, interface, fwmark) and the upstream's socket. */
+/* Outbound protocols as ops tables (where to connect, and the handshake on that leg), and their socket. */
 #ifndef SPLICED_OUTBOUND_H
 #define SPLICED_OUTBOUND_H
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
 #include "config.h"
+#include "proto.h"
 
 /*
- * A non-blocking TCP socket for connecting to an address of `family`, with
- * the outbound's bind-address / bind-interface / fwmark applied (direct only).
- * Returns the fd or -errno; -EAFNOSUPPORT when bind-address has another family.
+ * An outbound is a thin adapter over a proto/ client state machine. The
+ * connection resolves and connects to the destination the outbound names,
+ * then runs the outbound's handshake (if it has one) on that leg with the
+ * proto.h feed convention. Adding an outbound protocol is a file with one of
+ * these and an entry in outbound.c's table.
+ */
+struct outbound_ops {
+	const char *name;
+	size_t state_size; /* handshake state, zeroed by the connection */
+	size_t buf_size;   /* for the server's handshake messages (0: no handshake) */
+	/*
+	 * The client wants t through ob: where to connect (*dest: t itself, or a
+	 * proxy server), or why not (block: CONNECT_NOT_ALLOWED).
+	 */
+	enum proto_connect_result (*start)(void *st, const struct outbound *ob,
+	                                   const struct proto_target *t, struct proto_target *dest);
+	/* The TCP leg is up: the first bytes to send (NULL: no handshake, relay at once). */
+	const uint8_t *(*greeting)(void *st, size_t *len);
+	/*
+	 * The server's unconsumed bytes: PROTO_NEED_MORE, PROTO_REPLY (send
+	 * pending(), then feed again), PROTO_REQUEST (the tunnel is up; bytes
+	 * after *used are payload for the client) or PROTO_FAIL (failure()).
+	 */
+	enum proto_res (*feed)(void *st, const uint8_t *buf, size_t len, size_t *used);
+	const uint8_t *(*pending)(const void *st, size_t *len);
+	/* After PROTO_FAIL: what to tell the client. */
+	enum proto_connect_result (*failure)(const void *st);
+	/* After PROTO_REQUEST: the address the server bound for us (NULL: unknown). */
+	const struct sockaddr *(*bound)(const void *st);
+};
+
+/* The ops of an outbound type (never NULL for a type the config accepts). */
+const struct outbound_ops *outbound_ops(enum outbound_type type);
+
+extern const struct outbound_ops outbound_socks5_ops;
+
+/*
+ * A non-blocking TCP socket of `family` for ob, with TCP_NODELAY and the
+ * outbound's source address, interface and fwmark. fd or -errno
+ * (-EAFNOSUPPORT when bind-address is of the other family).
  */
 int outbound_socket(const struct outbound *ob, int family);
 

@@ -59,7 +59,7 @@ static void resolve_one(struct resolve_req *r)
 		r->err = gai_to_errno(rc);
 		return;
 	}
-	for (ai = res; ai && r->n < CONN_MAX_ADDRS; ai = ai->ai_next) {
+	for (ai = res; ai && r->n < RESOLVE_MAX_ADDRS; ai = ai->ai_next) {
 		if (ai->ai_family != AF_INET && ai->ai_family != AF_INET6)
 			continue;
 		memcpy(&r->addrs[r->n++], ai->ai_addr, ai->ai_addrlen);

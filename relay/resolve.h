@@ -6,8 +6,9 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "conn.h"
 #include "proto.h"
+
+enum { RESOLVE_MAX_ADDRS = 8 }; /* addresses kept (and tried) per name */
 
 struct worker;
 
@@ -19,7 +20,7 @@ struct resolve_req {
 	char host[PROTO_HOST_MAX + 1];
 	int err; /* 0 or negative errno (-EHOSTUNREACH when the name has no address) */
 	int n;
-	struct sockaddr_storage addrs[CONN_MAX_ADDRS];
+	struct sockaddr_storage addrs[RESOLVE_MAX_ADDRS];
 };
 
 struct resolver;

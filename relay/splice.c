@@ -17,19 +17,12 @@
  * first and splicing with SPLICE_F_NONBLOCK from the worker keeps the thread
  * count at one per worker, and measured the same throughput (DESIGN.md).
  *
- * Budget: after this many bytes the direction yields to other connections
- * (its poll fires again at once). 4 MiB keeps per-wakeup overhead small
- * against the 1 MiB pipes while bounding latency for others.
+ * Budget: PUMP_BUDGET (pump.h) bytes per wake-up, then the direction yields
+ * to other connections. Out of descriptors (EMFILE/ENFILE) or pipe memory,
+ * a direction copies through a pooled buffer (buf_pump()) instead of
+ * dropping a connection the client was already told is up, and tries for a
+ * pipe again once the buffer is empty.
  */
-enum { PUMP_BUDGET = 4 << 20 };
-
-/*
- * Out of descriptors (EMFILE/ENFILE) or pipe memory, a direction copies
- * through a small user-space buffer instead of dropping a connection the
- * client was already told is up; it tries for a pipe again once the buffer
- * is empty. 16 KiB: a few TCP segments per syscall at a bounded cost.
- */
-enum { COPY_BUF = 16 << 10 };
 
 int pipe_pool_init(struct pipe_pool *pp, unsigned max_free, unsigned pipe_size)
 {
@@ -84,6 +77,13 @@ int pipe_pool_get(struct pipe_pool *pp, int p[2])
 	 */
 	if (pp->pipe_size) {
 		int got = fcntl(p[0], F_SETPIPE_SZ, (int)pp->pipe_size);
+		/*
+		 * EPERM (an unprivileged user over pipe-user-pages-soft or
+		 * pipe-max-size): the pipe keeps its size, and the pump must
+		 * know it, or it takes every short splice for a drained socket.
+		 */
+		if (got < 0)
+			got = fcntl(p[0], F_GETPIPE_SZ);
 		if (got > 0 && (unsigned)got < pp->pipe_size)
 			pp->pipe_size = (unsigned)got;
 	}
@@ -107,24 +107,12 @@ void pipe_pool_put(struct pipe_pool *pp, int p[2], bool empty)
 	p[0] = p[1] = -1;
 }
 
-void splice_dir_init(struct splice_dir *d)
-{
-	d->pipe[0] = d->pipe[1] = -1;
-	d->buf = NULL;
-	d->buf_off = 0;
-	d->in_pipe = 0;
-	d->eof = false;
-	d->done = false;
-	d->bytes = 0;
-}
-
-void splice_dir_release(struct pipe_pool *pp, struct splice_dir *d)
+void splice_dir_release(struct pipe_pool *pp, struct buf_pool *bp, struct pump_dir *d)
 {
 	if (d->pipe[0] >= 0)
-		pipe_pool_put(pp, d->pipe, d->in_pipe == 0);
-	free(d->buf);
-	d->buf = NULL;
-	d->in_pipe = 0;
+		pipe_pool_put(pp, d->pipe, d->held == 0);
+	pump_dir_release_buf(bp, d);
+	d->held = 0;
 }
 
 static unsigned capacity(const struct pipe_pool *pp)
@@ -132,90 +120,37 @@ static unsigned capacity(const struct pipe_pool *pp)
 	return pp->pipe_size ? pp->pipe_size : 65536;
 }
 
-/*
- * EOF seen and everything forwarded: pass the half-close on. When the other
- * direction has ended too (`last`), the caller closes both sockets next and
- * close(2) sends the same FIN, so the shutdown(2) would be a wasted syscall.
- */
-static enum splice_next finish(struct splice_dir *d, int dst, bool last, int *err)
-{
-	/* ENOTCONN: the peer is already gone; the other direction will notice. */
-	if (!last && shutdown(dst, SHUT_WR) < 0 && errno != ENOTCONN) {
-		*err = -errno;
-		return SPLICE_ERROR;
-	}
-	d->done = true;
-	return SPLICE_DONE;
-}
-
-/*
- * One buffer-ful per wake-up: refill only when it is empty, and leave copy
- * mode as soon as it is, so the next wake-up tries for a pipe again.
- */
-static enum splice_next copy_pump(struct splice_dir *d, int src, int dst, bool last, int *err)
-{
-	ssize_t n;
-
-	if (d->in_pipe == 0 && !d->eof) {
-		n = recv(src, d->buf, COPY_BUF, MSG_DONTWAIT);
-		if (n > 0) {
-			d->in_pipe = (uint32_t)n;
-			d->buf_off = 0;
-		} else if (n == 0) {
-			d->eof = true;
-		} else if (errno != EAGAIN && errno != EINTR) {
-			*err = -errno;
-			return SPLICE_ERROR;
-		}
-	}
-	while (d->in_pipe > 0) {
-		n = send(dst, d->buf + d->buf_off, d->in_pipe, MSG_DONTWAIT | MSG_NOSIGNAL);
-		if (n < 0 && (errno == EAGAIN || errno == EINTR))
-			return SPLICE_WAIT_DST;
-		if (n < 0) {
-			*err = -errno;
-			return SPLICE_ERROR;
-		}
-		d->buf_off += (uint32_t)n;
-		d->in_pipe -= (uint32_t)n;
-		d->bytes += (uint64_t)n;
-	}
-	free(d->buf);
-	d->buf = NULL;
-	return d->eof ? finish(d, dst, last, err) : SPLICE_WAIT_SRC;
-}
-
-enum splice_next splice_pump(struct pipe_pool *pp, struct splice_dir *d, int src, int dst,
-                             bool last, int *err)
+enum pump_next splice_pump(struct pipe_pool *pp, struct buf_pool *bp, struct pump_dir *d, int src,
+                           int dst, bool last, int *err)
 {
 	const unsigned flags = SPLICE_F_MOVE | SPLICE_F_NONBLOCK;
 	size_t moved = 0;
 	ssize_t n;
 
 	if (d->buf)
-		return copy_pump(d, src, dst, last, err);
+		return buf_pump(bp, d, src, dst, last, 1, err);
 	if (d->pipe[0] < 0) {
 		int ret = pipe_pool_get(pp, d->pipe);
 		if (ret == -EMFILE || ret == -ENFILE || ret == -ENOMEM) {
-			d->buf = malloc(COPY_BUF);
+			d->buf = buf_pool_get(bp);
 			if (d->buf) {
 				pp->copy_fallbacks++;
-				return copy_pump(d, src, dst, last, err);
+				return buf_pump(bp, d, src, dst, last, 1, err);
 			}
 		}
 		if (ret < 0) {
 			*err = ret;
-			return SPLICE_ERROR;
+			return PUMP_ERROR;
 		}
 	}
 	for (;;) {
 		bool progress = false, src_drained = false;
 
-		if (!d->eof && d->in_pipe < capacity(pp)) {
-			size_t want = capacity(pp) - d->in_pipe;
+		if (!d->eof && d->held < capacity(pp)) {
+			size_t want = capacity(pp) - d->held;
 			n = splice(src, NULL, d->pipe[1], NULL, want, flags);
 			if (n > 0) {
-				d->in_pipe += (uint32_t)n;
+				d->held += (uint32_t)n;
 				progress = true;
 				/* Short read: the socket's queue is (very likely) empty. */
 				src_drained = (size_t)n < want;
@@ -223,14 +158,14 @@ enum splice_next splice_pump(struct pipe_pool *pp, struct splice_dir *d, int src
 				d->eof = true;
 			} else if (errno != EAGAIN && errno != EINTR) {
 				*err = -errno;
-				return SPLICE_ERROR;
+				return PUMP_ERROR;
 			}
 			/* EAGAIN: source empty, or the pipe ran out of slots */
 		}
-		if (d->in_pipe > 0) {
-			n = splice(d->pipe[0], NULL, dst, NULL, d->in_pipe, flags);
+		if (d->held > 0) {
+			n = splice(d->pipe[0], NULL, dst, NULL, d->held, flags);
 			if (n > 0) {
-				d->in_pipe -= (uint32_t)n;
+				d->held -= (uint32_t)n;
 				d->bytes += (uint64_t)n;
 				moved += (size_t)n;
 				progress = true;
@@ -238,7 +173,8 @@ enum splice_next splice_pump(struct pipe_pool *pp, struct splice_dir *d, int src
 				break;
 			} else if (n < 0 && errno != EINTR) {
 				*err = -errno;
-				return SPLICE_ERROR;
+				d->wr_err = true;
+				return PUMP_ERROR;
 			}
 		}
 		/*
@@ -247,15 +183,15 @@ enum splice_next splice_pump(struct pipe_pool *pp, struct splice_dir *d, int src
 		 * EAGAIN, and the poll armed next is level-triggered, so bytes
 		 * that arrived meanwhile are not missed.
 		 */
-		if (!progress || moved >= PUMP_BUDGET || (src_drained && d->in_pipe == 0))
+		if (!progress || moved >= PUMP_BUDGET || (src_drained && d->held == 0))
 			break;
 	}
 
 	/* Bytes left: dst was full, or the budget ran out (POLLOUT fires at once). */
-	if (d->in_pipe > 0)
-		return SPLICE_WAIT_DST;
+	if (d->held > 0)
+		return PUMP_WAIT_DST;
 	/* Empty pipe: give it back so an idle direction holds nothing. */
 	pipe_pool_put(pp, d->pipe, true);
 	/* Half-close: the other direction keeps flowing. */
-	return d->eof ? finish(d, dst, last, err) : SPLICE_WAIT_SRC;
+	return d->eof ? pump_finish(d, dst, last, err) : PUMP_WAIT_SRC;
 }

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pump.h"
+
 /*
  * A per-worker pool of pipes. A relay direction takes a pipe only while
  * bytes sit in it and gives it back once it is empty, so idle connections
@@ -32,33 +34,16 @@ void pipe_pool_put(struct pipe_pool *pp, int p[2], bool empty);
 /* Close every idle pipe (the worker calls it once the pool has been unused a while). */
 void pipe_pool_trim(struct pipe_pool *pp);
 
-/* State of one relay direction: src socket → pipe → dst socket. */
-struct splice_dir {
-	int pipe[2];      /* -1 when no pipe is held */
-	uint32_t in_pipe; /* bytes in the pipe (or copy buffer); EAGAIN cannot tell us */
-	uint8_t *buf;     /* copy buffer, only while no pipe could be had (EMFILE) */
-	uint32_t buf_off; /* start of the unsent bytes in buf */
-	bool eof;         /* src returned EOF */
-	bool done;        /* EOF forwarded: dst write side shut down */
-	uint64_t bytes;   /* total moved to dst */
-};
-
-enum splice_next {
-	SPLICE_WAIT_SRC, /* arm POLLIN on the source */
-	SPLICE_WAIT_DST, /* arm POLLOUT on the destination */
-	SPLICE_DONE,     /* EOF forwarded (dst shut down for writing, unless last) */
-	SPLICE_ERROR,    /* error or reset on either leg: abort the connection */
-};
-
 /*
- * Move what can be moved without blocking, up to a fairness budget. `last`:
- * the other direction is done, so on EOF the caller closes both sockets and
- * dst is not shut down first. On SPLICE_ERROR, *err is the negative errno.
+ * Move what can be moved without blocking, up to PUMP_BUDGET. `last`: the
+ * other direction is done, so on EOF the caller closes both sockets and dst
+ * is not shut down first. On PUMP_ERROR, *err is the negative errno. When no
+ * pipe can be had (EMFILE, ENFILE, pipe memory) the direction moves through a
+ * buffer from bp instead, and tries for a pipe again once that is empty.
  */
-enum splice_next splice_pump(struct pipe_pool *pp, struct splice_dir *d, int src, int dst,
-                             bool last, int *err);
-void splice_dir_init(struct splice_dir *d);
-/* Release the pipe (closing it if bytes remain). */
-void splice_dir_release(struct pipe_pool *pp, struct splice_dir *d);
+enum pump_next splice_pump(struct pipe_pool *pp, struct buf_pool *bp, struct pump_dir *d, int src,
+                           int dst, bool last, int *err);
+/* Release what the direction holds (a pipe with bytes left is closed, not pooled). */
+void splice_dir_release(struct pipe_pool *pp, struct buf_pool *bp, struct pump_dir *d);
 
 #endif

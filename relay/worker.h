@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Worker threads: one io_uring, its connections, listeners and pipe pool each. */
+/* Worker threads: one loop each, with its listeners, connections, pools and counters; no shared state. */
 #ifndef SPLICED_WORKER_H
 #define SPLICED_WORKER_H
 
@@ -8,42 +8,47 @@
 #include <stdint.h>
 
 #include "config.h"
-#include "conn.h"
-#include "list.h"
 #include "loop.h"
 #include "splice.h"
+#include "stats.h"
 
+struct listener;
 struct resolver;
 struct resolve_req;
 
-/* Counters, one set per worker (summed for the exit report). One per drop reason. */
+/* Counters, one set per worker (summed by the registry). One per drop reason. */
+#define WORKER_STATS(X)                                                          \
+	X(accepted, "connections accepted")                                      \
+	X(refused_limit, "connections refused: over max-connections")            \
+	X(accept_errors, "accept errors (EMFILE, ENFILE, ...)")                  \
+	X(hs_bad, "malformed or refused handshakes")                             \
+	X(auth_failed, "authentication failures")                                \
+	X(hs_timeouts, "handshakes over handshake-timeout")                      \
+	X(idle_timeouts, "relays closed after idle-timeout")                     \
+	X(connect_failed, "outbound connects or handshakes that failed")         \
+	X(blocked, "requests refused by the rules (block outbound)")             \
+	X(resets, "relays ended by an error or a reset")                         \
+	X(no_pipe, "relays ended because no pipe or buffer could be had")        \
+	X(completed, "relays ended by EOF both ways")                            \
+	X(copy_fallbacks, "directions that copied because no pipe could be had") \
+	X(bytes_up, "bytes relayed client to target")                            \
+	X(bytes_down, "bytes relayed target to client")
+
 struct worker_stats {
-	uint64_t accepted;
-	uint64_t refused_limit; /* over max-connections */
-	uint64_t accept_errors; /* EMFILE/ENFILE and friends */
-	uint64_t hs_bad;        /* malformed handshakes */
-	uint64_t auth_failed;
-	uint64_t hs_timeouts;
-	uint64_t idle_timeouts;
-	uint64_t connect_failed;
-	uint64_t blocked;
-	uint64_t resets;         /* relays ended by an error or reset */
-	uint64_t no_pipe;        /* relays ended because no pipe could be had */
-	uint64_t completed;      /* relays ended by EOF both ways */
-	uint64_t copy_fallbacks; /* summed from the pipe pools for the exit report */
-	uint64_t bytes[2];       /* relayed: client → target, target → client */
+	STATS_FIELDS(WORKER_STATS)
 };
 
 /* Process-wide state shared (read-mostly) by all workers. */
 struct server {
 	const struct config *cfg;
-	/* Per inbound users table; swapped whole on SIGHUP (see main.c). */
+	/* Per inbound users table; swapped whole on SIGHUP (see app/main.c). */
 	_Atomic(struct users *) users[CONFIG_MAX_INBOUNDS];
 	atomic_uint n_conns; /* open connections, all workers */
 	atomic_uint reload_acks;
 	struct resolver *resolver;
 	struct worker *workers;
 	int n_workers;
+	struct stats_group stats; /* "relay": every worker's counters summed */
 };
 
 enum worker_msg { WORKER_MSG_STOP = 1u << 0, WORKER_MSG_RELOAD = 1u << 1 };
@@ -53,39 +58,33 @@ struct worker {
 	pthread_t thread;
 	struct server *srv;
 	const struct config *cfg;
-	struct io_uring ring;
-	struct loop_features feat;
-	int listen_fd[CONFIG_MAX_INBOUNDS]; /* -1 when closed */
+	struct loop loop;
+	/* The inbox: messages from main and resolver results, signalled on an eventfd. */
+	struct loop_obj inbox_obj;
 	int event_fd;
 	uint64_t event_buf;
 	atomic_uint msgs;           /* enum worker_msg bits, set by main */
-	atomic_int started;         /* set once the worker has its own fd table */
+	atomic_int started;         /* set once the worker runs on its own descriptor table */
+	bool private_table;         /* unshare(CLONE_FILES) worked (see worker_main()) */
 	pthread_mutex_t inbox_lock; /* resolver → worker results */
 	struct resolve_req *inbox;
 
-	/* Connection slots: slot index + generation tag every op (loop.h). */
-	struct conn **slots;
-	uint32_t *gens;
-	uint32_t n_slots, cap_slots;
-	uint32_t *free_slots;
-	uint32_t n_free;
+	struct listener *listeners[CONFIG_MAX_INBOUNDS]; /* NULL once released */
 	unsigned n_conns;
-	unsigned n_inflight;  /* ops that will post a CQE (not the eventfd read, not cancels) */
-	uint64_t last_cqe_ms; /* when a turn last dispatched a completion */
-
-	struct list_node hs_queue;   /* ordered by deadline (handshake-timeout) */
-	struct list_node idle_queue; /* ordered by last activity (idle-timeout) */
+	struct loop_tq hs_tq;     /* handshake-timeout */
+	struct loop_tq idle_tq;   /* idle-timeout */
+	struct loop_tq linger_tq; /* the other direction's last bytes after an error */
 	struct pipe_pool pipes;
-	unsigned long trim_gets; /* pipes.gets when it last changed ... */
-	uint64_t trim_ms;        /* ... and when: idle pipes are closed PIPE_IDLE_MS later */
-	uint64_t now_ms;         /* CLOCK_MONOTONIC, refreshed every loop turn */
+	struct buf_pool bufs;
+	unsigned long trim_gets; /* pipes.gets + bufs.gets when it last changed ... */
+	uint64_t trim_ms;        /* ... and when: idle pipes and buffers go PIPE_IDLE_MS later */
 	bool draining;
 	uint64_t drain_deadline_ms;
 	struct worker_stats stats;
 };
 
 int worker_init(struct worker *w, int id, struct server *srv);
-/* Listening socket for inbound i with SO_REUSEPORT; logs and returns -errno on failure. */
+/* Listening socket for inbound i; logs and returns -errno on failure. */
 int worker_listen(struct worker *w, unsigned i);
 int worker_start(struct worker *w);
 void worker_post(struct worker *w, unsigned msg);
@@ -93,12 +92,10 @@ void worker_post(struct worker *w, unsigned msg);
 void worker_release_listeners(struct worker *w);
 void worker_destroy(struct worker *w);
 
-/* Used by conn.c. */
-struct io_uring_sqe *worker_sqe(struct worker *w);
-struct conn *worker_conn_alloc(struct worker *w);
-void worker_conn_free(struct worker *w, struct conn *c);
-uint64_t worker_tag(struct worker *w, struct conn *c, int op);
 /* Resolver delivers here (any thread). */
 void worker_inbox_push(struct worker *w, struct resolve_req *r);
+
+/* The "relay" counter group over every worker (registered by the caller). */
+void worker_stats_group(struct server *srv);
 
 #endif

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests for relay/loop.h and relay/loop.c: completion tags, ring set-up, loop_sqe(). */
+/* Unit tests for relay/loop.c: tags, ring set-up, loop_sqe(), objects and their in-flight counts, timers. */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "t.h"
 #include "loop.h"
@@ -16,10 +18,9 @@ enum {
 	EXTRA_SQES = 3 * RING_ENTRIES + 5, /* well past a full SQ, still within the 4x CQ */
 };
 
-static const enum loop_op all_ops[] = {
-        OP_NONE,         OP_ACCEPT,  OP_ACCEPT_RETRY, OP_EVENT,     OP_CANCEL,
-        OP_LINK_TIMEOUT, OP_HS_POLL, OP_CONNECT,      OP_DIR0_POLL, OP_DIR1_POLL,
-};
+static const unsigned kinds[] = {LOOP_KIND_NONE, LOOP_KIND_WORKER, LOOP_KIND_LISTENER,
+                                 LOOP_KIND_CONN, 15};
+static const unsigned ops[] = {0, 1, 2, 7, 8, 15};
 static const uint32_t slots[] = {
         0, 1, 2, 0x7fff, 0x123456, 0x800000, LOOP_SLOT_MAX - 1, LOOP_SLOT_MAX};
 static const uint32_t gens[] = {0,          1,          2,          0xff,      0x100,
@@ -32,70 +33,68 @@ static void test_tag_roundtrip(void)
 	unsigned bad = 0;
 
 	T_EQ_INT(LOOP_SLOT_MAX, 0xffffff);
-	T_ASSERT(OP_DIR1_POLL < 256); /* the op has 8 bits */
-	for (size_t o = 0; o < N(all_ops); o++)
-		for (size_t s = 0; s < N(slots); s++)
-			for (size_t g = 0; g < N(gens); g++) {
-				uint64_t t = loop_tag(all_ops[o], slots[s], gens[g]);
-				if (loop_tag_op(t) != all_ops[o] || loop_tag_slot(t) != slots[s] ||
-				    loop_tag_gen(t) != gens[g]) {
-					if (bad++ < 5)
-						T_FAILF("op %d slot %#x gen %#x -> %#llx -> %d %#x %#x",
-						        all_ops[o], slots[s], gens[g],
-						        (unsigned long long)t, loop_tag_op(t),
-						        loop_tag_slot(t), loop_tag_gen(t));
+	T_ASSERT(LOOP_KIND_MAX <= 16 && LOOP_OP_MAX <= 16); /* 4 bits each */
+	for (size_t k = 0; k < N(kinds); k++)
+		for (size_t o = 0; o < N(ops); o++)
+			for (size_t s = 0; s < N(slots); s++)
+				for (size_t g = 0; g < N(gens); g++) {
+					uint64_t t = loop_tag(kinds[k], ops[o], slots[s], gens[g]);
+					if (loop_tag_kind(t) != kinds[k] ||
+					    loop_tag_op(t) != ops[o] ||
+					    loop_tag_slot(t) != slots[s] ||
+					    loop_tag_gen(t) != gens[g]) {
+						if (bad++ < 5)
+							T_FAILF("kind %u op %u slot %#x gen %#x -> %#llx",
+							        kinds[k], ops[o], slots[s], gens[g],
+							        (unsigned long long)t);
+					}
 				}
-			}
 	T_EQ_INT(bad, 0);
 }
 
 /* Neighbouring fields never bleed into each other, at the extremes of each. */
 static void test_tag_fields_isolated(void)
 {
-	uint64_t t = loop_tag(OP_NONE, LOOP_SLOT_MAX, 0xffffffff);
+	uint64_t t = loop_tag(0, 0, LOOP_SLOT_MAX, 0xffffffff);
 
-	T_EQ_INT(loop_tag_op(t), OP_NONE);
+	T_EQ_INT(loop_tag_kind(t), 0);
+	T_EQ_INT(loop_tag_op(t), 0);
 	T_EQ_INT(t, 0x00ffffffffffffffull);
-	t = loop_tag(OP_DIR1_POLL, 0, 0);
-	T_EQ_INT(loop_tag_slot(t), 0);
-	T_EQ_INT(loop_tag_gen(t), 0);
-	t = loop_tag(OP_DIR1_POLL, LOOP_SLOT_MAX, 0);
-	T_EQ_INT(loop_tag_op(t), OP_DIR1_POLL);
-	T_EQ_INT(loop_tag_gen(t), 0);
-	t = loop_tag(OP_ACCEPT, 0, 0xffffffff);
-	T_EQ_INT(loop_tag_op(t), OP_ACCEPT);
-	T_EQ_INT(loop_tag_slot(t), 0);
-	/* a slot past 24 bits is cut to 24 bits, never spilling into the op */
-	t = loop_tag(OP_CONNECT, 0xffffffff, 7);
-	T_EQ_INT(loop_tag_op(t), OP_CONNECT);
+	t = loop_tag(15, 15, 0, 0);
+	T_EQ_INT(t, 0xff00000000000000ull);
+	t = loop_tag(LOOP_KIND_CONN, 15, 0, 0);
+	T_EQ_INT(loop_tag_kind(t), LOOP_KIND_CONN);
+	T_EQ_INT(loop_tag_op(t), 15);
+	/* a slot past 24 bits is cut to 24 bits, never spilling into the op or kind */
+	t = loop_tag(LOOP_KIND_CONN, 3, 0xffffffff, 7);
+	T_EQ_INT(loop_tag_kind(t), LOOP_KIND_CONN);
+	T_EQ_INT(loop_tag_op(t), 3);
 	T_EQ_INT(loop_tag_slot(t), LOOP_SLOT_MAX);
 	T_EQ_INT(loop_tag_gen(t), 7);
-	t = loop_tag(OP_CONNECT, LOOP_SLOT_MAX + 1, 7);
-	T_EQ_INT(loop_tag_op(t), OP_CONNECT);
-	T_EQ_INT(loop_tag_slot(t), 0);
-	/* a user_data of 0 (never tagged) reads as OP_NONE */
-	T_EQ_INT(loop_tag(OP_NONE, 0, 0), 0);
-	T_EQ_INT(loop_tag_op(0), OP_NONE);
+	/* an op past 4 bits is cut too, never changing the kind */
+	t = loop_tag(LOOP_KIND_LISTENER, 0x1f, 1, 1);
+	T_EQ_INT(loop_tag_kind(t), LOOP_KIND_LISTENER);
+	T_EQ_INT(loop_tag_op(t), 15);
+	/* a user_data of 0 (never tagged) reads as kind NONE */
+	T_EQ_INT(loop_tag_kind(0), LOOP_KIND_NONE);
 }
 
-/* Any two distinct (op, slot, gen) triples give distinct tags: a stale completion can't alias. */
+/* Any two distinct (kind, op, slot, gen) give distinct tags: a stale completion can't alias. */
 static void test_tag_distinct(void)
 {
-	enum { MAX = N(all_ops) * N(slots) * N(gens) };
+	enum { MAX = N(kinds) * N(ops) * N(slots) * N(gens) };
 	static uint64_t seen[MAX];
 	size_t n = 0, dup = 0;
 
-	for (size_t o = 0; o < N(all_ops); o++)
-		for (size_t s = 0; s < N(slots); s++)
-			for (size_t g = 0; g < N(gens); g++)
-				seen[n++] = loop_tag(all_ops[o], slots[s], gens[g]);
+	for (size_t k = 0; k < N(kinds); k++)
+		for (size_t o = 0; o < N(ops); o++)
+			for (size_t s = 0; s < N(slots); s++)
+				for (size_t g = 0; g < N(gens); g++)
+					seen[n++] = loop_tag(kinds[k], ops[o], slots[s], gens[g]);
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = i + 1; j < n; j++)
 			dup += seen[i] == seen[j];
 	T_EQ_INT(dup, 0);
-	/* the generation bump that retires a slot changes the tag */
-	T_ASSERT(loop_tag(OP_DIR0_POLL, 5, 0xffffffff) != loop_tag(OP_DIR0_POLL, 5, 0));
-	T_ASSERT(loop_tag(OP_DIR0_POLL, 5, 1) != loop_tag(OP_DIR1_POLL, 5, 1));
 }
 
 /* The ring every ring test shares; created in main() so an unavailable io_uring is one SKIP. */
@@ -120,7 +119,7 @@ static unsigned reap(unsigned want, uint8_t *seen, unsigned n_seen)
 		}
 		uint64_t t = cqe->user_data;
 		T_EQ_INT(cqe->res, 0);
-		T_EQ_INT(loop_tag_op(t), OP_EVENT);
+		T_EQ_INT(loop_tag_kind(t), LOOP_KIND_WORKER);
 		T_EQ_INT(loop_tag_gen(t), 0xabcd0000u + loop_tag_slot(t));
 		if (loop_tag_slot(t) < n_seen)
 			seen[loop_tag_slot(t)]++;
@@ -163,7 +162,7 @@ static unsigned queue_nops(uint32_t n)
 			continue;
 		}
 		io_uring_prep_nop(sqe);
-		io_uring_sqe_set_data64(sqe, loop_tag(OP_EVENT, i, 0xabcd0000u + i));
+		io_uring_sqe_set_data64(sqe, loop_tag(LOOP_KIND_WORKER, 1, i, 0xabcd0000u + i));
 	}
 	return nulls;
 }
@@ -220,7 +219,7 @@ static void *worker(void *p)
 		return NULL;
 	sqe = loop_sqe(&a->ring);
 	io_uring_prep_nop(sqe);
-	io_uring_sqe_set_data64(sqe, loop_tag(OP_EVENT, 1, 2));
+	io_uring_sqe_set_data64(sqe, loop_tag(LOOP_KIND_WORKER, 1, 1, 2));
 	a->res = io_uring_submit(&a->ring);
 	if (a->res < 0)
 		return NULL;
@@ -244,7 +243,7 @@ static void test_loop_enable_other_thread(void)
 	pthread_join(th, NULL);
 	T_EQ_INT(a.enable_ret, 0);
 	T_EQ_INT(a.res, 0);
-	T_EQ_INT(a.user_data, loop_tag(OP_EVENT, 1, 2));
+	T_EQ_INT(a.user_data, loop_tag(LOOP_KIND_WORKER, 1, 1, 2));
 	io_uring_queue_exit(&a.ring);
 }
 
@@ -260,11 +259,255 @@ static void test_loop_probe(void)
 	T_EQ_INT(loop_probe(NULL), 0);
 }
 
+/* --- struct loop: objects, in-flight counts, dispatch, timers --- */
+
+struct tobj {
+	struct loop_obj obj;
+	unsigned completed, discarded, released;
+	int last_res;
+	unsigned last_op;
+};
+
+static void t_complete(struct loop *l, struct loop_obj *o, unsigned op,
+                       const struct io_uring_cqe *cqe)
+{
+	struct tobj *t = (struct tobj *)o;
+
+	(void)l;
+	t->completed++;
+	t->last_op = op;
+	t->last_res = cqe->res;
+}
+
+static void t_discard(struct loop *l, struct loop_obj *o, unsigned op,
+                      const struct io_uring_cqe *cqe)
+{
+	(void)l, (void)op, (void)cqe;
+	((struct tobj *)o)->discarded++;
+}
+
+static void t_release(struct loop *l, struct loop_obj *o)
+{
+	(void)l;
+	((struct tobj *)o)->released++;
+}
+
+static const struct loop_module tmod = {
+        .name = "test", .complete = t_complete, .discard = t_discard, .release = t_release};
+
+/* A NOP for o with op, counted in flight. */
+static void nop(struct loop *l, struct tobj *o, unsigned op)
+{
+	io_uring_prep_nop(loop_prep(l, &o->obj, op));
+}
+
+/* Turns until `cond` or 2 s. */
+#define TURN_UNTIL(l, cond)                                 \
+	do {                                                \
+		for (int i_ = 0; i_ < 200 && !(cond); i_++) \
+			loop_turn((l), 10);                 \
+	} while (0)
+
+static void test_obj_dispatch(void)
+{
+	struct loop l;
+	struct tobj a = {0}, b = {0};
+
+	T_EQ_INT(loop_setup(&l, RING_ENTRIES), 0);
+	T_EQ_INT(loop_start(&l), 0);
+	loop_register(&l, LOOP_KIND_CONN, &tmod, NULL);
+	T_EQ_INT(loop_add(&l, &a.obj, LOOP_KIND_CONN), 0);
+	T_EQ_INT(loop_add(&l, &b.obj, LOOP_KIND_CONN), 0);
+	T_ASSERT(a.obj.slot != b.obj.slot);
+	T_EQ_INT(l.n_objs, 2);
+	nop(&l, &a, 5);
+	nop(&l, &b, 9);
+	T_EQ_INT(a.obj.inflight, 1);
+	TURN_UNTIL(&l, a.completed && b.completed);
+	T_EQ_INT(a.completed, 1);
+	T_EQ_INT(a.last_op, 5);
+	T_EQ_INT(b.last_op, 9);
+	T_EQ_INT(a.obj.inflight, 0);
+	/* closed with nothing in flight: released at once */
+	loop_close(&l, &b.obj);
+	T_EQ_INT(b.released, 1);
+	T_EQ_INT(l.n_objs, 1);
+	loop_close(&l, &a.obj);
+	T_EQ_INT(l.n_objs, 0);
+	loop_destroy(&l);
+}
+
+/* A closed object is released only after its last operation completed, never before. */
+static void test_obj_deferred_release(void)
+{
+	struct loop l;
+	struct tobj a = {0};
+	static struct __kernel_timespec ts = {.tv_nsec = 50 * 1000000};
+
+	T_EQ_INT(loop_setup(&l, RING_ENTRIES), 0);
+	T_EQ_INT(loop_start(&l), 0);
+	loop_register(&l, LOOP_KIND_CONN, &tmod, NULL);
+	T_EQ_INT(loop_add(&l, &a.obj, LOOP_KIND_CONN), 0);
+	io_uring_prep_timeout(loop_prep(&l, &a.obj, 1), &ts, 0, 0);
+	nop(&l, &a, 2);
+	T_EQ_INT(a.obj.inflight, 2);
+	loop_close(&l, &a.obj);
+	T_EQ_INT(a.released, 0);
+	TURN_UNTIL(&l, a.released);
+	T_EQ_INT(a.released, 1);
+	T_EQ_INT(a.completed, 0); /* a closed object's completions are not delivered ... */
+	T_EQ_INT(a.discarded, 2); /* ... but shown to discard() */
+	T_EQ_INT(l.n_objs, 0);
+	loop_destroy(&l);
+}
+
+/* A cancelled op completes its object; the cancel itself is untagged. */
+static void test_obj_cancel(void)
+{
+	struct loop l;
+	struct tobj a = {0};
+	int p[2];
+
+	T_EQ_INT(pipe(p), 0);
+	T_EQ_INT(loop_setup(&l, RING_ENTRIES), 0);
+	T_EQ_INT(loop_start(&l), 0);
+	loop_register(&l, LOOP_KIND_CONN, &tmod, NULL);
+	T_EQ_INT(loop_add(&l, &a.obj, LOOP_KIND_CONN), 0);
+	io_uring_prep_poll_add(loop_prep(&l, &a.obj, 3), p[0], POLLIN);
+	io_uring_submit(&l.ring);
+	loop_cancel(&l, loop_tag_of(&l, &a.obj, 3));
+	loop_close(&l, &a.obj);
+	TURN_UNTIL(&l, a.released);
+	T_EQ_INT(a.released, 1);
+	T_EQ_INT(a.obj.inflight, 0);
+	loop_destroy(&l);
+	close(p[0]);
+	close(p[1]);
+}
+
+/* An uncounted tag for a slot's previous occupant never reaches the next one. */
+static void test_obj_stale_generation(void)
+{
+	struct loop l;
+	struct tobj a = {0}, b = {0};
+	uint64_t old;
+
+	T_EQ_INT(loop_setup(&l, RING_ENTRIES), 0);
+	T_EQ_INT(loop_start(&l), 0);
+	loop_register(&l, LOOP_KIND_CONN, &tmod, NULL);
+	T_EQ_INT(loop_add(&l, &a.obj, LOOP_KIND_CONN), 0);
+	old = loop_tag_of(&l, &a.obj, 4);
+	loop_close(&l, &a.obj);
+	T_EQ_INT(loop_add(&l, &b.obj, LOOP_KIND_CONN), 0);
+	T_EQ_INT(b.obj.slot, a.obj.slot);            /* the slot is reused ... */
+	T_ASSERT(loop_tag_of(&l, &b.obj, 4) != old); /* ... with a new generation */
+	struct io_uring_sqe *sqe = loop_sqe(&l.ring);
+	io_uring_prep_nop(sqe);
+	io_uring_sqe_set_data64(sqe, old);
+	nop(&l, &b, 6);
+	TURN_UNTIL(&l, b.completed);
+	loop_turn(&l, 10);
+	T_EQ_INT(b.completed, 1);
+	T_EQ_INT(b.last_op, 6);
+	loop_close(&l, &b.obj);
+	loop_destroy(&l);
+}
+
+/* loop_reserve() keeps a linked pair in one submission even when the SQ is nearly full. */
+static void test_reserve_keeps_chain(void)
+{
+	struct loop l;
+	struct tobj a = {0};
+	static struct __kernel_timespec ts = {.tv_sec = 5};
+
+	T_EQ_INT(loop_setup(&l, RING_ENTRIES), 0);
+	T_EQ_INT(loop_start(&l), 0);
+	loop_register(&l, LOOP_KIND_CONN, &tmod, NULL);
+	T_EQ_INT(loop_add(&l, &a.obj, LOOP_KIND_CONN), 0);
+	for (int i = 0; i < RING_ENTRIES - 1; i++)
+		nop(&l, &a, 1);
+	T_EQ_INT(io_uring_sq_space_left(&l.ring), 1);
+	loop_reserve(&l, 2);
+	T_ASSERT(io_uring_sq_space_left(&l.ring) >= 2);
+	/* a NOP linked to a timeout: the timeout must see its link, not fail -EINVAL */
+	struct io_uring_sqe *sqe = loop_prep(&l, &a.obj, 2);
+	io_uring_prep_nop(sqe);
+	sqe->flags |= IOSQE_IO_LINK;
+	io_uring_prep_link_timeout(loop_prep(&l, &a.obj, 3), &ts, 0);
+	unsigned want = RING_ENTRIES + 1, seen_lt = 0;
+	for (int i = 0; i < 200 && a.completed < want; i++) {
+		unsigned before = a.completed;
+		loop_turn(&l, 10);
+		if (a.completed != before && a.last_op == 3) {
+			seen_lt++;
+			/* the NOP finished first, so its linked timeout was cancelled */
+			T_EQ_INT(a.last_res, -ECANCELED);
+		}
+	}
+	T_EQ_INT(a.completed, want);
+	T_EQ_INT(a.obj.inflight, 0);
+	loop_close(&l, &a.obj);
+	loop_destroy(&l);
+}
+
+struct tt {
+	struct loop_timer t;
+	unsigned fired;
+};
+
+static void t_fire(struct loop *l, struct loop_timer *t)
+{
+	(void)l;
+	((struct tt *)t)->fired++;
+}
+
+static void test_timers(void)
+{
+	struct loop l;
+	struct loop_tq q, off, huge;
+	struct tt a = {0}, b = {0}, c = {0}, d = {0};
+
+	memset(&l, 0, sizeof(l));
+	l.now_ms = 1000;
+	loop_tq_init(&l, &q, 100, t_fire);
+	loop_tq_init(&l, &off, 0, t_fire);
+	loop_tq_init(&l, &huge, 4294967295u, t_fire); /* idle-timeout's maximum (L5) */
+	loop_timer_init(&a.t);
+	loop_timer_init(&b.t);
+	loop_timer_init(&c.t);
+	loop_timer_init(&d.t);
+	loop_timer_arm(&l, &q, &a.t);
+	l.now_ms = 1050;
+	loop_timer_arm(&l, &q, &b.t);
+	loop_timer_arm(&l, &off, &c.t); /* a disabled queue never fires */
+	loop_timer_arm(&l, &huge, &d.t);
+	T_EQ_INT(loop_timers_run(&l), 50); /* a is due at 1100 */
+	l.now_ms = 1100;
+	T_EQ_INT(loop_timers_run(&l), 50);
+	T_EQ_INT(a.fired, 1);
+	T_EQ_INT(b.fired, 0);
+	/* touch moves a deadline only by a second or more */
+	l.now_ms = 1140;
+	loop_timer_touch(&l, &q, &b.t);
+	T_EQ_INT(b.t.due_ms, 1150);
+	loop_timer_stop(&b.t);
+	l.now_ms = 10000000;
+	loop_timers_run(&l);
+	T_EQ_INT(b.fired, 0);
+	T_EQ_INT(c.fired, 0);
+	T_EQ_INT(d.fired, 0); /* 4294967295 ms after 1050: no wrap-around to "now" */
+	T_EQ_INT(d.t.due_ms, 1050ull + 4294967295ull);
+	l.now_ms = 1050ull + 4294967295ull;
+	loop_timers_run(&l);
+	T_EQ_INT(d.fired, 1);
+}
+
 int main(void)
 {
 	T_RUN(test_tag_roundtrip);
 	T_RUN(test_tag_fields_isolated);
 	T_RUN(test_tag_distinct);
+	T_RUN(test_timers);
 	init_ret = loop_init(&ring, RING_ENTRIES, &feat);
 	if (init_ret == -ENOSYS || init_ret == -EPERM) {
 		printf("SKIP: loop/ring (io_uring unavailable: %s)\n", strerror(-init_ret));
@@ -277,6 +520,11 @@ int main(void)
 		T_RUN(test_loop_enable_other_thread);
 		T_RUN(test_loop_probe);
 		io_uring_queue_exit(&ring);
+		T_RUN(test_obj_dispatch);
+		T_RUN(test_obj_deferred_release);
+		T_RUN(test_obj_cancel);
+		T_RUN(test_obj_stale_generation);
+		T_RUN(test_reserve_keeps_chain);
 	}
 	return t_finish();
 }

@@ -20,6 +20,9 @@
 #include "t.h"
 #include "splice.h"
 
+/* The buffer pool every pump call falls back on (the copy mode when no pipe can be had). */
+static struct buf_pool bp;
+
 T_SUITE("splice");
 
 /*
@@ -163,7 +166,7 @@ struct xfer {
 	bool read_d; /* drain d (false: leave the destination full) */
 	bool d_eof;  /* d read EOF */
 	bool last;   /* tell the pump the other direction is done */
-	enum splice_next next;
+	enum pump_next next;
 	int err;
 	unsigned pumps, wait_dst;
 	uint32_t max_in_pipe;
@@ -178,16 +181,16 @@ static void xfer_init(struct xfer *x, const uint8_t *src, uint8_t *dst, size_t s
 	x->size = size;
 	x->shut_a = true;
 	x->read_d = true;
-	x->next = SPLICE_WAIT_SRC;
+	x->next = PUMP_WAIT_SRC;
 }
 
-static void pump_once(struct pipe_pool *pp, struct splice_dir *d, struct legs *lg, struct xfer *x)
+static void pump_once(struct pipe_pool *pp, struct pump_dir *d, struct legs *lg, struct xfer *x)
 {
-	x->next = splice_pump(pp, d, lg->b, lg->c, x->last, &x->err);
+	x->next = splice_pump(pp, &bp, d, lg->b, lg->c, x->last, &x->err);
 	x->pumps++;
-	x->wait_dst += x->next == SPLICE_WAIT_DST;
-	if (d->in_pipe > x->max_in_pipe)
-		x->max_in_pipe = d->in_pipe;
+	x->wait_dst += x->next == PUMP_WAIT_DST;
+	if (d->held > x->max_in_pipe)
+		x->max_in_pipe = d->held;
 	if (pp->created == 0)
 		x->copied = d->bytes;
 }
@@ -219,7 +222,7 @@ static bool drain_d(struct xfer *x, int d)
  * Runs until `stop` holds, the pump says DONE/ERROR, or the deadline. Returns
  * true unless the deadline passed or a socket call failed.
  */
-static bool run(struct pipe_pool *pp, struct splice_dir *d, struct legs *lg, struct xfer *x,
+static bool run(struct pipe_pool *pp, struct pump_dir *d, struct legs *lg, struct xfer *x,
                 bool (*stop)(const struct xfer *))
 {
 	long long end = now_ms() + DEADLINE_MS;
@@ -229,18 +232,18 @@ static bool run(struct pipe_pool *pp, struct splice_dir *d, struct legs *lg, str
 	while (now_ms() < end) {
 		struct pollfd pf[4] = {
 		        {.fd = lg->a, .events = x->sent < x->size ? POLLOUT : 0},
-		        {.fd = lg->b, .events = x->next == SPLICE_WAIT_SRC ? POLLIN : 0},
-		        {.fd = lg->c, .events = x->next == SPLICE_WAIT_DST ? POLLOUT : 0},
+		        {.fd = lg->b, .events = x->next == PUMP_WAIT_SRC ? POLLIN : 0},
+		        {.fd = lg->c, .events = x->next == PUMP_WAIT_DST ? POLLOUT : 0},
 		        {.fd = x->read_d && !x->d_eof ? lg->d : -1, .events = POLLIN},
 		};
 
 		if (stop && stop(x))
 			return true;
-		if (x->next == SPLICE_ERROR)
+		if (x->next == PUMP_ERROR)
 			return true;
-		if (x->next == SPLICE_DONE && (!x->read_d || x->d_eof))
+		if (x->next == PUMP_DONE && (!x->read_d || x->d_eof))
 			return true;
-		if (x->next == SPLICE_DONE)
+		if (x->next == PUMP_DONE)
 			pf[1].events = pf[2].events = 0;
 		if (poll(pf, 4, 1000) < 0 && errno != EINTR)
 			return false;
@@ -272,19 +275,19 @@ static bool all_received(const struct xfer *x)
 static void transfer(unsigned pipe_size, size_t size, uint64_t seed)
 {
 	struct pipe_pool pp = {0};
-	struct splice_dir d;
+	struct pump_dir d;
 	struct legs lg;
 	struct xfer x;
 	uint8_t *src = pattern(size, seed), *dst = malloc(size ? size : 1);
 
 	T_EQ_INT(pipe_pool_init(&pp, 4, pipe_size), 0);
-	splice_dir_init(&d);
+	pump_dir_init(&d);
 	T_EQ_INT(legs_open(&lg, NULL), 0);
 	xfer_init(&x, src, dst, size);
 	T_ASSERT(run(&pp, &d, &lg, &x, NULL));
-	if (x.next == SPLICE_ERROR)
-		printf("  size %zu: SPLICE_ERROR %d (%s)\n", size, x.err, strerror(-x.err));
-	T_EQ_INT(x.next, SPLICE_DONE);
+	if (x.next == PUMP_ERROR)
+		printf("  size %zu: PUMP_ERROR %d (%s)\n", size, x.err, strerror(-x.err));
+	T_EQ_INT(x.next, PUMP_DONE);
 	T_ASSERT(x.d_eof);
 	T_EQ_INT(x.recvd, size);
 	T_EQ_INT(d.bytes, size);
@@ -297,14 +300,14 @@ static void transfer(unsigned pipe_size, size_t size, uint64_t seed)
 		T_FAILF("size %zu (pipe %u): first differing byte at %zu", size, pipe_size, i);
 	}
 	T_ASSERT(d.done && d.eof);
-	T_EQ_INT(d.in_pipe, 0);
+	T_EQ_INT(d.held, 0);
 	/* the empty pipe went back to the pool: an idle direction holds none */
 	T_EQ_INT(d.pipe[0], -1);
 	T_EQ_INT(pp.in_use, 0);
 	T_EQ_INT(pp.n_free, 1);
 	T_EQ_INT(pp.copy_fallbacks, 0);
 	T_ASSERT(d.buf == NULL);
-	splice_dir_release(&pp, &d);
+	splice_dir_release(&pp, &bp, &d);
 	legs_close(&lg);
 	pipe_pool_destroy(&pp);
 	free(src);
@@ -499,7 +502,7 @@ static void test_pump_multi_mb(void)
 static void test_pump_eof_half_close(void)
 {
 	struct pipe_pool pp = {0};
-	struct splice_dir d;
+	struct pump_dir d;
 	struct legs lg;
 	struct xfer x;
 	uint8_t *src = pattern(1000, 4000), dst[1000], b[16];
@@ -507,11 +510,11 @@ static void test_pump_eof_half_close(void)
 	int err = 0;
 
 	T_EQ_INT(pipe_pool_init(&pp, 4, 0), 0);
-	splice_dir_init(&d);
+	pump_dir_init(&d);
 	T_EQ_INT(legs_open(&lg, NULL), 0);
 	xfer_init(&x, src, dst, sizeof(dst));
 	T_ASSERT(run(&pp, &d, &lg, &x, NULL));
-	T_EQ_INT(x.next, SPLICE_DONE);
+	T_EQ_INT(x.next, PUMP_DONE);
 	T_ASSERT(x.d_eof);
 	T_EQ_INT(x.recvd, sizeof(dst));
 	T_EQ_MEM(src, dst, sizeof(dst));
@@ -529,10 +532,10 @@ static void test_pump_eof_half_close(void)
 	T_EQ_INT(recv(lg.a, b, sizeof(b), 0), 4);
 	T_EQ_MEM(b, "ping", 4);
 	/* a second call after DONE does not move or invent bytes */
-	enum splice_next n = splice_pump(&pp, &d, lg.b, lg.c, false, &err);
-	T_ASSERT(n == SPLICE_DONE || n == SPLICE_WAIT_SRC);
+	enum pump_next n = splice_pump(&pp, &bp, &d, lg.b, lg.c, false, &err);
+	T_ASSERT(n == PUMP_DONE || n == PUMP_WAIT_SRC);
 	T_EQ_INT(d.bytes, sizeof(dst));
-	splice_dir_release(&pp, &d);
+	splice_dir_release(&pp, &bp, &d);
 	legs_close(&lg);
 	pipe_pool_destroy(&pp);
 	free(src);
@@ -547,7 +550,7 @@ static bool wait_ev(int fd, short ev)
 
 static bool pump_done(const struct xfer *x)
 {
-	return x->next == SPLICE_DONE;
+	return x->next == PUMP_DONE;
 }
 
 /*
@@ -558,19 +561,19 @@ static bool pump_done(const struct xfer *x)
 static void test_pump_eof_last_no_shutdown(void)
 {
 	struct pipe_pool pp = {0};
-	struct splice_dir d;
+	struct pump_dir d;
 	struct legs lg;
 	struct xfer x;
 	uint8_t *src = pattern(3000, 4100), dst[3000];
 	struct pollfd pf;
 
 	T_EQ_INT(pipe_pool_init(&pp, 4, 0), 0);
-	splice_dir_init(&d);
+	pump_dir_init(&d);
 	T_EQ_INT(legs_open(&lg, NULL), 0);
 	xfer_init(&x, src, dst, sizeof(dst));
 	x.last = true;
 	T_ASSERT(run(&pp, &d, &lg, &x, pump_done));
-	T_EQ_INT(x.next, SPLICE_DONE);
+	T_EQ_INT(x.next, PUMP_DONE);
 	T_ASSERT(d.done && d.eof);
 	T_EQ_INT(d.bytes, sizeof(dst));
 	/* every byte arrives, but no EOF while c is open */
@@ -592,7 +595,7 @@ static void test_pump_eof_last_no_shutdown(void)
 	T_ASSERT(drain_d(&x, lg.d));
 	T_ASSERT(x.d_eof);
 	T_EQ_MEM(src, dst, sizeof(dst));
-	splice_dir_release(&pp, &d);
+	splice_dir_release(&pp, &bp, &d);
 	legs_close(&lg);
 	pipe_pool_destroy(&pp);
 	free(src);
@@ -613,16 +616,16 @@ static void reset_a(struct legs *lg, size_t pre)
 }
 
 /* Pumps on readiness until it says DONE or ERROR (bounded). */
-static enum splice_next pump_until_end(struct pipe_pool *pp, struct splice_dir *d, struct legs *lg,
-                                       int *err)
+static enum pump_next pump_until_end(struct pipe_pool *pp, struct pump_dir *d, struct legs *lg,
+                                     int *err)
 {
-	enum splice_next n = SPLICE_WAIT_SRC;
+	enum pump_next n = PUMP_WAIT_SRC;
 
-	for (int i = 0; i < 1000 && (n == SPLICE_WAIT_SRC || n == SPLICE_WAIT_DST); i++) {
-		if (!wait_ev(n == SPLICE_WAIT_SRC ? lg->b : lg->c,
-		             n == SPLICE_WAIT_SRC ? POLLIN : POLLOUT))
+	for (int i = 0; i < 1000 && (n == PUMP_WAIT_SRC || n == PUMP_WAIT_DST); i++) {
+		if (!wait_ev(n == PUMP_WAIT_SRC ? lg->b : lg->c,
+		             n == PUMP_WAIT_SRC ? POLLIN : POLLOUT))
 			break;
-		n = splice_pump(pp, d, lg->b, lg->c, false, err);
+		n = splice_pump(pp, &bp, d, lg->b, lg->c, false, err);
 	}
 	return n;
 }
@@ -633,21 +636,21 @@ static void test_pump_reset_source(void)
 
 	for (size_t i = 0; i < sizeof(pre) / sizeof(pre[0]); i++) {
 		struct pipe_pool pp = {0};
-		struct splice_dir d;
+		struct pump_dir d;
 		struct legs lg;
 		int err = 0;
 
 		T_EQ_INT(pipe_pool_init(&pp, 4, 0), 0);
-		splice_dir_init(&d);
+		pump_dir_init(&d);
 		T_EQ_INT(legs_open(&lg, NULL), 0);
 		reset_a(&lg, pre[i]);
 		T_ASSERT(wait_ev(lg.b, POLLIN));
-		enum splice_next n = pump_until_end(&pp, &d, &lg, &err);
-		if (n != SPLICE_ERROR)
+		enum pump_next n = pump_until_end(&pp, &d, &lg, &err);
+		if (n != PUMP_ERROR)
 			printf("  pre %zu: next %d, %llu bytes moved\n", pre[i], n,
 			       (unsigned long long)d.bytes);
 		/* a reset is not an EOF: it must never be forwarded as a clean half-close */
-		T_EQ_INT(n, SPLICE_ERROR);
+		T_EQ_INT(n, PUMP_ERROR);
 		T_EQ_INT(err, -ECONNRESET);
 		T_ASSERT(!d.done);
 		/* the pump did not shut the destination down: d has no EOF waiting */
@@ -656,7 +659,7 @@ static void test_pump_reset_source(void)
 		while ((r = recv(lg.d, b, sizeof(b), 0)) > 0)
 			;
 		T_ASSERT(r < 0 && errno == EAGAIN);
-		splice_dir_release(&pp, &d);
+		splice_dir_release(&pp, &bp, &d);
 		T_EQ_INT(pp.in_use, 0);
 		legs_close(&lg);
 		pipe_pool_destroy(&pp);
@@ -667,35 +670,35 @@ static void test_pump_reset_source(void)
 static void test_pump_reset_destination(void)
 {
 	struct pipe_pool pp = {0};
-	struct splice_dir d;
+	struct pump_dir d;
 	struct legs lg;
 	struct linger lin = {.l_onoff = 1, .l_linger = 0};
 	uint8_t *p = pattern(200000, 5100);
 	size_t sent = 0;
 	int err = 0;
-	enum splice_next n = SPLICE_WAIT_SRC;
+	enum pump_next n = PUMP_WAIT_SRC;
 
 	T_EQ_INT(pipe_pool_init(&pp, 4, 0), 0);
-	splice_dir_init(&d);
+	pump_dir_init(&d);
 	T_EQ_INT(legs_open(&lg, NULL), 0);
 	T_EQ_INT(setsockopt(lg.d, SOL_SOCKET, SO_LINGER, &lin, sizeof(lin)), 0);
 	close(lg.d);
 	lg.d = -1;
 	T_ASSERT(wait_ev(lg.c, POLLERR));
-	for (int i = 0; i < 1000 && (n == SPLICE_WAIT_SRC || n == SPLICE_WAIT_DST); i++) {
+	for (int i = 0; i < 1000 && (n == PUMP_WAIT_SRC || n == PUMP_WAIT_DST); i++) {
 		if (sent < 200000) {
 			ssize_t w = send(lg.a, p + sent, 200000 - sent, MSG_NOSIGNAL);
 			if (w > 0)
 				sent += (size_t)w;
 		}
-		if (!wait_ev(n == SPLICE_WAIT_SRC ? lg.b : lg.c,
-		             n == SPLICE_WAIT_SRC ? POLLIN : POLLOUT))
+		if (!wait_ev(n == PUMP_WAIT_SRC ? lg.b : lg.c,
+		             n == PUMP_WAIT_SRC ? POLLIN : POLLOUT))
 			break;
-		n = splice_pump(&pp, &d, lg.b, lg.c, false, &err);
+		n = splice_pump(&pp, &bp, &d, lg.b, lg.c, false, &err);
 	}
-	T_EQ_INT(n, SPLICE_ERROR);
+	T_EQ_INT(n, PUMP_ERROR);
 	T_ASSERT(err == -ECONNRESET || err == -EPIPE);
-	splice_dir_release(&pp, &d);
+	splice_dir_release(&pp, &bp, &d);
 	T_EQ_INT(pp.in_use, 0);
 	T_EQ_INT(pp.n_free, 0); /* whatever was left in the pipe is not pooled */
 	legs_close(&lg);
@@ -705,7 +708,7 @@ static void test_pump_reset_destination(void)
 
 static bool saw_wait_dst(const struct xfer *x)
 {
-	return x->next == SPLICE_WAIT_DST;
+	return x->next == PUMP_WAIT_DST;
 }
 
 /* A destination that does not read: WAIT_DST with bytes held in the pipe, then a clean resume. */
@@ -714,44 +717,44 @@ static void test_pump_full_destination(void)
 	const size_t size = 2 * (size_t)MIB + 333;
 	const struct bufs bf = {.c_snd = 16 << 10, .d_rcv = 16 << 10, .b_rcv = 4 * MIB};
 	struct pipe_pool pp = {0};
-	struct splice_dir d;
+	struct pump_dir d;
 	struct legs lg;
 	struct xfer x;
 	uint8_t *src = pattern(size, 6000), *dst = malloc(size);
 	int err = 0;
 
 	T_EQ_INT(pipe_pool_init(&pp, 4, MIB), 0);
-	splice_dir_init(&d);
+	pump_dir_init(&d);
 	T_EQ_INT(legs_open(&lg, &bf), 0);
 	xfer_init(&x, src, dst, size);
 	x.read_d = false;
 	T_ASSERT(run(&pp, &d, &lg, &x, saw_wait_dst));
-	T_EQ_INT(x.next, SPLICE_WAIT_DST);
-	T_ASSERT(d.in_pipe > 0);
+	T_EQ_INT(x.next, PUMP_WAIT_DST);
+	T_ASSERT(d.held > 0);
 	T_ASSERT(d.pipe[0] >= 0);
 	T_EQ_INT(pp.in_use, 1);
 	/* the pipe really holds what the pump says it holds */
 	int queued = -1;
 	T_EQ_INT(ioctl(d.pipe[0], FIONREAD, &queued), 0);
-	T_EQ_INT(queued, d.in_pipe);
+	T_EQ_INT(queued, d.held);
 	/* pumping again while the destination stays full keeps the bytes and the count in step */
 	uint64_t bytes = d.bytes;
-	T_EQ_INT(splice_pump(&pp, &d, lg.b, lg.c, false, &err), SPLICE_WAIT_DST);
+	T_EQ_INT(splice_pump(&pp, &bp, &d, lg.b, lg.c, false, &err), PUMP_WAIT_DST);
 	T_ASSERT(d.bytes >= bytes);
-	T_ASSERT(d.in_pipe > 0);
+	T_ASSERT(d.held > 0);
 	T_EQ_INT(ioctl(d.pipe[0], FIONREAD, &queued), 0);
-	T_EQ_INT(queued, d.in_pipe);
-	T_ASSERT(d.bytes + d.in_pipe <= x.sent);
+	T_EQ_INT(queued, d.held);
+	T_ASSERT(d.bytes + d.held <= x.sent);
 	/* now read: the rest arrives in order */
 	x.read_d = true;
 	T_ASSERT(run(&pp, &d, &lg, &x, NULL));
-	T_EQ_INT(x.next, SPLICE_DONE);
+	T_EQ_INT(x.next, PUMP_DONE);
 	T_EQ_INT(x.recvd, size);
 	T_ASSERT(x.recvd == size && memcmp(src, dst, size) == 0);
 	T_ASSERT(x.wait_dst > 0);
 	T_EQ_INT(d.pipe[0], -1);
 	T_EQ_INT(pp.in_use, 0);
-	splice_dir_release(&pp, &d);
+	splice_dir_release(&pp, &bp, &d);
 	legs_close(&lg);
 	pipe_pool_destroy(&pp);
 	free(src);
@@ -765,7 +768,7 @@ static void test_pump_budget(void)
 	const struct bufs bf = {
 	        .a_snd = 64 * MIB, .b_rcv = 64 * MIB, .c_snd = 64 * MIB, .d_rcv = 64 * MIB};
 	struct pipe_pool pp = {0};
-	struct splice_dir d;
+	struct pump_dir d;
 	struct legs lg;
 	struct xfer x;
 	uint8_t *src = pattern(size, 7000), *dst = malloc(size);
@@ -773,7 +776,7 @@ static void test_pump_budget(void)
 	int err = 0;
 
 	T_EQ_INT(pipe_pool_init(&pp, 4, MIB), 0);
-	splice_dir_init(&d);
+	pump_dir_init(&d);
 	T_EQ_INT(legs_open(&lg, &bf), 0);
 	/* queue everything before the first pump (the buffers above hold it) */
 	for (int i = 0; i < 10000 && queued < size; i++) {
@@ -786,9 +789,9 @@ static void test_pump_budget(void)
 	T_EQ_INT(queued, size);
 	shutdown(lg.a, SHUT_WR);
 	T_ASSERT(wait_ev(lg.b, POLLIN));
-	enum splice_next n = splice_pump(&pp, &d, lg.b, lg.c, false, &err);
+	enum pump_next n = splice_pump(&pp, &bp, &d, lg.b, lg.c, false, &err);
 	/* yielded: not everything, and at most one pipe-full past the budget */
-	T_ASSERT(n == SPLICE_WAIT_SRC || n == SPLICE_WAIT_DST);
+	T_ASSERT(n == PUMP_WAIT_SRC || n == PUMP_WAIT_DST);
 	T_ASSERT(d.bytes < size);
 	T_ASSERT(d.bytes > 0);
 	T_ASSERT(d.bytes <= (uint64_t)BUDGET + MIB);
@@ -798,12 +801,12 @@ static void test_pump_budget(void)
 	x.sent = size;
 	x.next = n;
 	T_ASSERT(run(&pp, &d, &lg, &x, NULL));
-	T_EQ_INT(x.next, SPLICE_DONE);
+	T_EQ_INT(x.next, PUMP_DONE);
 	T_EQ_INT(x.recvd, size);
 	T_ASSERT(x.recvd == size && memcmp(src, dst, size) == 0);
 	/* 12 MiB at <= 5 MiB per call: at least three calls */
 	T_ASSERT(x.pumps + 1 >= 3);
-	splice_dir_release(&pp, &d);
+	splice_dir_release(&pp, &bp, &d);
 	legs_close(&lg);
 	pipe_pool_destroy(&pp);
 	free(src);
@@ -862,7 +865,7 @@ static int highest_fd(const struct legs *lg)
  */
 struct emfile {
 	struct pipe_pool pp;
-	struct splice_dir d;
+	struct pump_dir d;
 	struct legs lg;
 	struct fd_fill *fill;
 };
@@ -873,14 +876,14 @@ static void emfile_open(struct emfile *e, unsigned pipe_size, const struct bufs 
 	e->fill = calloc(1, sizeof(*e->fill));
 	T_ASSERT(e->fill != NULL);
 	T_EQ_INT(pipe_pool_init(&e->pp, 4, pipe_size), 0);
-	splice_dir_init(&e->d);
+	pump_dir_init(&e->d);
 	T_EQ_INT(legs_open(&e->lg, bf), 0);
 	T_EQ_INT(fd_exhaust(e->fill, highest_fd(&e->lg)), 0);
 }
 
 static void emfile_close(struct emfile *e)
 {
-	splice_dir_release(&e->pp, &e->d);
+	splice_dir_release(&e->pp, &bp, &e->d);
 	legs_close(&e->lg);
 	pipe_pool_destroy(&e->pp);
 	free(e->fill);
@@ -909,7 +912,7 @@ static void test_pump_copy_fallback(void)
 	T_ASSERT(e.pp.copy_fallbacks >= 1);
 	T_EQ_INT(e.pp.created, 0);
 	T_EQ_INT(e.d.bytes, MIB);
-	T_EQ_INT(e.d.in_pipe, 0);
+	T_EQ_INT(e.d.held, 0);
 	T_ASSERT(e.d.buf == NULL); /* drained: the next call may try for a pipe again */
 
 	/* descriptors again: the next pump takes a pipe */
@@ -918,7 +921,7 @@ static void test_pump_copy_fallback(void)
 	x.size = size;
 	x.shut_a = true;
 	T_ASSERT(run(&e.pp, &e.d, &e.lg, &x, NULL));
-	T_EQ_INT(x.next, SPLICE_DONE);
+	T_EQ_INT(x.next, PUMP_DONE);
 	T_EQ_INT(x.recvd, size);
 	T_ASSERT(x.recvd == size && memcmp(src, dst, size) == 0);
 	/* no copy any more: pipes again */
@@ -948,9 +951,9 @@ static void test_pump_copy_fallback_dst_full(void)
 	xfer_init(&x, src, dst, size);
 	x.read_d = false;
 	T_ASSERT(run(&e.pp, &e.d, &e.lg, &x, saw_wait_dst));
-	T_EQ_INT(x.next, SPLICE_WAIT_DST);
+	T_EQ_INT(x.next, PUMP_WAIT_DST);
 	T_ASSERT(e.d.buf != NULL);
-	T_ASSERT(e.d.in_pipe > 0);
+	T_ASSERT(e.d.held > 0);
 	T_EQ_INT(e.d.pipe[0], -1);
 	T_ASSERT(e.pp.copy_fallbacks >= 1);
 	T_EQ_INT(e.pp.created, 0);
@@ -958,13 +961,13 @@ static void test_pump_copy_fallback_dst_full(void)
 	unsigned long fallbacks = e.pp.copy_fallbacks;
 	x.read_d = true;
 	T_ASSERT(run(&e.pp, &e.d, &e.lg, &x, NULL));
-	T_EQ_INT(x.next, SPLICE_DONE);
+	T_EQ_INT(x.next, PUMP_DONE);
 	T_ASSERT(x.d_eof);
 	T_EQ_INT(x.recvd, size);
 	T_ASSERT(x.recvd == size && memcmp(src, dst, size) == 0);
 	T_EQ_INT(e.d.bytes, size);
 	T_EQ_INT(e.pp.copy_fallbacks, fallbacks);
-	splice_dir_release(&e.pp, &e.d);
+	splice_dir_release(&e.pp, &bp, &e.d);
 	T_EQ_INT(e.pp.in_use, 0);
 	emfile_close(&e);
 	free(src);
@@ -973,7 +976,7 @@ static void test_pump_copy_fallback_dst_full(void)
 
 static bool all_sent_and_dst_full(const struct xfer *x)
 {
-	return x->next == SPLICE_WAIT_DST && x->sent == x->size;
+	return x->next == PUMP_WAIT_DST && x->sent == x->size;
 }
 
 /*
@@ -995,14 +998,14 @@ static void test_pump_copy_fallback_backlog(void)
 	x.read_d = false;
 	T_ASSERT(run(&e.pp, &e.d, &e.lg, &x, all_sent_and_dst_full));
 	T_EQ_INT(x.sent, size);
-	T_EQ_INT(x.next, SPLICE_WAIT_DST);
-	T_ASSERT(e.d.buf != NULL && e.d.in_pipe > 0);
+	T_EQ_INT(x.next, PUMP_WAIT_DST);
+	T_ASSERT(e.d.buf != NULL && e.d.held > 0);
 	T_EQ_INT(e.pp.created, 0);
 	fd_restore(e.fill);
-	uint64_t held = e.d.bytes + e.d.in_pipe;
+	uint64_t held = e.d.bytes + e.d.held;
 	x.read_d = true;
 	T_ASSERT(run(&e.pp, &e.d, &e.lg, &x, NULL));
-	T_EQ_INT(x.next, SPLICE_DONE);
+	T_EQ_INT(x.next, PUMP_DONE);
 	T_EQ_INT(x.recvd, size);
 	T_ASSERT(x.recvd == size && memcmp(src, dst, size) == 0);
 	if (e.pp.created == 0 || x.copied > held)
@@ -1025,7 +1028,7 @@ static void test_pump_copy_fallback_eof(void)
 	xfer_init(&x, src, dst, sizeof(dst));
 	T_ASSERT(run(&e.pp, &e.d, &e.lg, &x, NULL));
 	fd_restore(e.fill);
-	T_EQ_INT(x.next, SPLICE_DONE);
+	T_EQ_INT(x.next, PUMP_DONE);
 	T_ASSERT(x.d_eof);
 	T_EQ_INT(x.recvd, sizeof(dst));
 	T_EQ_MEM(src, dst, sizeof(dst));
@@ -1041,25 +1044,25 @@ static void test_release_nonempty(void)
 {
 	const struct bufs bf = {.c_snd = 16 << 10, .d_rcv = 16 << 10};
 	struct pipe_pool pp = {0};
-	struct splice_dir d;
+	struct pump_dir d;
 	struct legs lg;
 	struct xfer x;
 	uint8_t *src = pattern(MIB, 9200), *dst = malloc(MIB);
 	int r, w;
 
 	T_EQ_INT(pipe_pool_init(&pp, 4, 0), 0);
-	splice_dir_init(&d);
+	pump_dir_init(&d);
 	T_EQ_INT(legs_open(&lg, &bf), 0);
 	xfer_init(&x, src, dst, MIB);
 	x.read_d = false;
 	T_ASSERT(run(&pp, &d, &lg, &x, saw_wait_dst));
-	T_ASSERT(d.in_pipe > 0);
+	T_ASSERT(d.held > 0);
 	r = d.pipe[0];
 	w = d.pipe[1];
-	splice_dir_release(&pp, &d);
+	splice_dir_release(&pp, &bp, &d);
 	T_EQ_INT(pp.n_free, 0);
 	T_EQ_INT(pp.in_use, 0);
-	T_EQ_INT(d.in_pipe, 0);
+	T_EQ_INT(d.held, 0);
 	T_EQ_INT(d.pipe[0], -1);
 	T_ASSERT(!fd_is_open(r) && !fd_is_open(w));
 	legs_close(&lg);
@@ -1072,6 +1075,8 @@ int main(void)
 {
 	/* as spliced does: a peer gone mid-write is an error return, not a signal */
 	signal(SIGPIPE, SIG_IGN);
+	if (buf_pool_init(&bp, 4) < 0)
+		return 1;
 	T_RUN(test_pool_reuse);
 	T_RUN(test_pool_nonempty_closed);
 	T_RUN(test_pool_cap);

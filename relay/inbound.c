@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/* The inbound table, and the forward inbound (no handshake: every connection goes to one target). */
+#include <stdio.h>
+
+#include "inbound.h"
+
+static enum proto_res fwd_start(void *st, const struct inbound *in)
+{
+	struct proto_target *t = st;
+
+	t->kind = TARGET_DOMAIN;
+	t->port = in->target_port;
+	snprintf(t->host, sizeof(t->host), "%s", in->target_host);
+	proto_target_ip_literal(t); /* so CIDR rules see an IP target */
+	return PROTO_REQUEST;
+}
+
+static enum proto_res fwd_feed(void *st, const uint8_t *buf, size_t len, size_t *used)
+{
+	(void)st, (void)buf, (void)len;
+	*used = 0;
+	return PROTO_FAIL; /* never called: start() has the request already */
+}
+
+static const struct proto_target *fwd_target(const void *st)
+{
+	return st;
+}
+
+static const uint8_t *no_bytes(const void *st, size_t *len)
+{
+	(void)st;
+	*len = 0;
+	return NULL;
+}
+
+static const uint8_t *fwd_reply(void *st, enum proto_connect_result r, const struct sockaddr *bound,
+                                size_t *len)
+{
+	(void)r, (void)bound;
+	return no_bytes(st, len); /* the protocol has no answer: a failure just closes */
+}
+
+static const struct inbound_ops inbound_forward_ops = {
+        .name = "forward",
+        .state_size = sizeof(struct proto_target),
+        .buf_size = 0,
+        .start = fwd_start,
+        .feed = fwd_feed,
+        .pending = no_bytes,
+        .target = fwd_target,
+        .reply = fwd_reply,
+};
+
+static const struct inbound_ops *const table[] = {
+        [INBOUND_SOCKS5] = &inbound_socks5_ops,
+        [INBOUND_HTTP] = &inbound_http_ops,
+        [INBOUND_FORWARD] = &inbound_forward_ops,
+};
+
+const struct inbound_ops *inbound_ops(enum inbound_type type)
+{
+	return table[type];
+}

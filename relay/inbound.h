@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/* Inbound protocols as ops tables: the connection drives any of them the same way. */
+#ifndef SPLICED_INBOUND_H
+#define SPLICED_INBOUND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "config.h"
+#include "proto.h"
+
+/*
+ * An inbound is a thin adapter over a proto/ state machine (proto.h's feed
+ * convention). The connection owns the socket, the buffer and the state
+ * memory (state_size bytes, zeroed); the inbound only turns bytes into
+ * results. Adding an inbound protocol is a file with one of these and an
+ * entry in inbound.c's table.
+ */
+struct inbound_ops {
+	const char *name;
+	size_t state_size;
+	/* The handshake buffer: the longest client message plus room for early payload. */
+	size_t buf_size;
+	/*
+	 * A new connection on `in`: PROTO_NEED_MORE (read the client) or
+	 * PROTO_REQUEST (the target is known without a handshake: forward).
+	 */
+	enum proto_res (*start)(void *st, const struct inbound *in);
+	/* The client's unconsumed bytes, as in proto.h. */
+	enum proto_res (*feed)(void *st, const uint8_t *buf, size_t len, size_t *used);
+	/* After PROTO_AUTH: the credentials (NUL-terminated), then the verdict. */
+	void (*creds)(const void *st, const char **user, const char **pass);
+	enum proto_res (*auth_result)(void *st, bool ok);
+	/* The bytes to send after PROTO_REPLY or PROTO_FAIL (len may be 0). */
+	const uint8_t *(*pending)(const void *st, size_t *len);
+	/* After PROTO_REQUEST: where the client wants to go. */
+	const struct proto_target *(*target)(const void *st);
+	/*
+	 * The answer to the request, in the client's protocol: r is CONNECT_OK
+	 * (bound: the address the outbound leg is bound to, or NULL) or why not.
+	 * len 0: the protocol has no answer (forward).
+	 */
+	const uint8_t *(*reply)(void *st, enum proto_connect_result r, const struct sockaddr *bound,
+	                        size_t *len);
+};
+
+/* The ops of an inbound type (never NULL for a type the config accepts). */
+const struct inbound_ops *inbound_ops(enum inbound_type type);
+
+extern const struct inbound_ops inbound_socks5_ops;
+extern const struct inbound_ops inbound_http_ops;
+
+#endif

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/* Relay pumps: the state of one direction, and the buffered pump for legs that cannot be spliced. */
+#ifndef SPLICED_PUMP_H
+#define SPLICED_PUMP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * A leg of a connection: a socket, and whether its bytes may move with
+ * splice(2). A leg that transforms bytes (TLS, an AEAD stream) cannot be
+ * spliced; a connection whose two legs can be is relayed by the splice pump
+ * (splice.c), any other by the buffered pump below (HAProxy's rule: splice
+ * only when both sides have pipe ops).
+ */
+struct leg {
+	int fd; /* -1 when closed */
+	bool spliceable;
+};
+
+/* What a pump wants next for its direction. */
+enum pump_next {
+	PUMP_WAIT_SRC, /* arm POLLIN on the source */
+	PUMP_WAIT_DST, /* arm POLLOUT on the destination */
+	PUMP_DONE,     /* EOF forwarded (dst shut down for writing, unless last) */
+	PUMP_ERROR,    /* error or reset on either leg: *err says which errno */
+};
+
+/*
+ * One relay direction: src socket → (pipe or buffer) → dst socket. The pipe
+ * and the buffer are held only while bytes sit in them, so an idle
+ * connection holds neither.
+ */
+struct pump_dir {
+	int pipe[2];      /* -1 when no pipe is held (splice pump) */
+	uint8_t *buf;     /* NULL when no buffer is held (buffered pump, or no pipe to be had) */
+	uint32_t held;    /* bytes in the pipe or the buffer; EAGAIN cannot tell us */
+	uint32_t buf_off; /* start of the unsent bytes in buf */
+	bool eof;         /* src returned EOF */
+	bool done;        /* EOF forwarded: dst write side shut down */
+	bool wr_err;      /* the PUMP_ERROR came from writing to dst (else from reading src) */
+	uint64_t bytes;   /* total moved to dst */
+};
+
+void pump_dir_init(struct pump_dir *d);
+
+/*
+ * After this many bytes a direction yields to other connections (its poll
+ * fires again at once). 4 MiB keeps per-wakeup overhead small against 1 MiB
+ * pipes while bounding latency for others.
+ */
+enum { PUMP_BUDGET = 4 << 20 };
+
+/*
+ * A per-worker pool of equal buffers for the buffered pump. 32 KiB: a few
+ * TCP segments per syscall at a bounded cost per active direction.
+ */
+enum { PUMP_BUF_SIZE = 32 << 10 };
+
+struct buf_pool {
+	uint8_t **free; /* stack of idle buffers */
+	unsigned n_free;
+	unsigned max_free; /* cap on idle buffers kept */
+	unsigned long in_use;
+	unsigned long gets; /* buffers handed out, for the idle trim */
+};
+
+int buf_pool_init(struct buf_pool *bp, unsigned max_free);
+void buf_pool_destroy(struct buf_pool *bp);
+/* A PUMP_BUF_SIZE buffer, or NULL (out of memory). */
+uint8_t *buf_pool_get(struct buf_pool *bp);
+void buf_pool_put(struct buf_pool *bp, uint8_t *buf);
+/* Free every idle buffer (the worker calls it once the pool has been unused a while). */
+void buf_pool_trim(struct buf_pool *bp);
+
+/*
+ * Move what can be moved without blocking through a pool buffer: recv(2)
+ * into it, send(2) out of it, refilling it while fewer than `budget` bytes
+ * went out (PUMP_BUDGET; 1 for the splice pump's fallback, which wants a
+ * pipe again as soon as the buffer is empty). `last`: the other direction is done, so on
+ * EOF the caller closes both sockets next and dst is not shut down first.
+ * The buffer goes back to the pool whenever it is empty.
+ */
+enum pump_next buf_pump(struct buf_pool *bp, struct pump_dir *d, int src, int dst, bool last,
+                        size_t budget, int *err);
+/* EOF seen and every byte forwarded: shut dst down for writing (unless last). */
+enum pump_next pump_finish(struct pump_dir *d, int dst, bool last, int *err);
+/* Give back the direction's buffer; one that still holds a connection's bytes is wiped first. */
+void pump_dir_release_buf(struct buf_pool *bp, struct pump_dir *d);
+
+#endif
