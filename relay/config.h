@@ -25,7 +25,7 @@ enum config_limits {
 enum accept_steering { STEER_HASH = 0, STEER_CPU };
 
 enum inbound_type { INBOUND_SOCKS5 = 1, INBOUND_HTTP, INBOUND_FORWARD };
-enum outbound_type { OUTBOUND_DIRECT = 1, OUTBOUND_SOCKS5, OUTBOUND_BLOCK };
+enum outbound_type { OUTBOUND_DIRECT = 1, OUTBOUND_SOCKS5, OUTBOUND_BLOCK, OUTBOUND_HTTP };
 
 /* One user: name and password, both at most 255 bytes (RFC 1929). */
 struct user {
@@ -60,11 +60,11 @@ struct inbound {
 struct outbound {
 	char name[CONFIG_NAME_MAX + 1];
 	enum outbound_type type;
-	/* direct */
+	/* every outbound that connects: the socket's source, interface and mark */
 	struct sockaddr_storage bind_addr; /* ss_family == AF_UNSPEC when unset */
 	char bind_interface[16];           /* IFNAMSIZ; empty when unset */
 	uint32_t fwmark;                   /* 0 = unset */
-	/* socks5 upstream */
+	/* socks5 and http upstreams */
 	char *server_host;
 	uint16_t server_port;
 	char *username; /* NULL if no auth */

@@ -203,8 +203,10 @@ const struct key config_main_keys[] = {
 
 static const char *const inbound_types[] = {
         [INBOUND_SOCKS5] = "socks5", [INBOUND_HTTP] = "http", [INBOUND_FORWARD] = "forward"};
-static const char *const outbound_types[] = {
-        [OUTBOUND_DIRECT] = "direct", [OUTBOUND_SOCKS5] = "socks5", [OUTBOUND_BLOCK] = "block"};
+static const char *const outbound_types[] = {[OUTBOUND_DIRECT] = "direct",
+                                             [OUTBOUND_SOCKS5] = "socks5",
+                                             [OUTBOUND_BLOCK] = "block",
+                                             [OUTBOUND_HTTP] = "http"};
 
 static void set_in_type(struct parser *p, const char *v)
 {
@@ -307,8 +309,8 @@ static void set_in_outbound(struct parser *p, const char *v)
 enum {
 	AUTH_INBOUNDS = 1u << INBOUND_SOCKS5 | 1u << INBOUND_HTTP,
 	FORWARD_ONLY = 1u << INBOUND_FORWARD,
-	DIRECT_ONLY = 1u << OUTBOUND_DIRECT,
-	SOCKS5_ONLY = 1u << OUTBOUND_SOCKS5,
+	PROXY_OUTBOUNDS = 1u << OUTBOUND_SOCKS5 | 1u << OUTBOUND_HTTP,
+	CONNECTING_OUTBOUNDS = 1u << OUTBOUND_DIRECT | PROXY_OUTBOUNDS, /* not block */
 };
 
 /* Order matters: config_close_inbound() names keys by index (IN_*). */
@@ -329,13 +331,13 @@ static void set_out_type(struct parser *p, const char *v)
 {
 	char q[QUOTE_BYTES];
 
-	for (int t = OUTBOUND_DIRECT; t <= OUTBOUND_BLOCK; t++) {
+	for (int t = OUTBOUND_DIRECT; t <= OUTBOUND_HTTP; t++) {
 		if (strcmp(v, outbound_types[t]) == 0) {
 			cur_out(p)->type = (enum outbound_type)t;
 			return;
 		}
 	}
-	kerr(p, "\"%s\" is not one of direct, socks5, block", config_quote(q, v));
+	kerr(p, "\"%s\" is not one of direct, socks5, http, block", config_quote(q, v));
 }
 
 static void set_bind_address(struct parser *p, const char *v)
@@ -429,12 +431,12 @@ enum {
 };
 const struct key config_outbound_keys[] = {
         [OUT_TYPE] = {"type", set_out_type, false, 0},
-        [OUT_BIND_ADDRESS] = {"bind-address", set_bind_address, false, DIRECT_ONLY},
-        [OUT_BIND_INTERFACE] = {"bind-interface", set_bind_interface, false, DIRECT_ONLY},
-        [OUT_FWMARK] = {"fwmark", set_fwmark, false, DIRECT_ONLY},
-        [OUT_SERVER] = {"server", set_server, false, SOCKS5_ONLY},
-        [OUT_USERNAME] = {"username", set_username, false, SOCKS5_ONLY},
-        [OUT_PASSWORD] = {"password", set_password, false, SOCKS5_ONLY},
+        [OUT_BIND_ADDRESS] = {"bind-address", set_bind_address, false, CONNECTING_OUTBOUNDS},
+        [OUT_BIND_INTERFACE] = {"bind-interface", set_bind_interface, false, CONNECTING_OUTBOUNDS},
+        [OUT_FWMARK] = {"fwmark", set_fwmark, false, CONNECTING_OUTBOUNDS},
+        [OUT_SERVER] = {"server", set_server, false, PROXY_OUTBOUNDS},
+        [OUT_USERNAME] = {"username", set_username, false, PROXY_OUTBOUNDS},
+        [OUT_PASSWORD] = {"password", set_password, false, PROXY_OUTBOUNDS},
         {NULL, NULL, false, 0},
 };
 
@@ -590,7 +592,7 @@ void config_close_outbound(struct parser *p)
 	require(p, OUT_TYPE);
 	if (o->type)
 		check_key_types(p, o->type, outbound_types[o->type]);
-	if (o->type != OUTBOUND_SOCKS5)
+	if (o->type != OUTBOUND_SOCKS5 && o->type != OUTBOUND_HTTP)
 		return;
 	require(p, OUT_SERVER);
 	if ((p->seen & 1u << OUT_USERNAME) && !(p->seen & 1u << OUT_PASSWORD))

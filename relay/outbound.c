@@ -51,6 +51,7 @@ static const struct outbound_ops *const table[] = {
         [OUTBOUND_DIRECT] = &direct_ops,
         [OUTBOUND_SOCKS5] = &outbound_socks5_ops,
         [OUTBOUND_BLOCK] = &block_ops,
+        [OUTBOUND_HTTP] = &outbound_http_ops,
 };
 
 const struct outbound_ops *outbound_ops(enum outbound_type type)

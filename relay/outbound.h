@@ -47,6 +47,7 @@ struct outbound_ops {
 const struct outbound_ops *outbound_ops(enum outbound_type type);
 
 extern const struct outbound_ops outbound_socks5_ops;
+extern const struct outbound_ops outbound_http_ops;
 
 /*
  * A non-blocking TCP socket of `family` for ob, with TCP_NODELAY and the

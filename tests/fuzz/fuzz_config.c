@@ -60,16 +60,17 @@ static void check_outbound(const struct config *c, size_t i)
 	CHECK(valid_name(o->name));
 	CHECK(config_outbound_index(c, o->name) == (int)i); /* names are unique */
 	CHECK(o->type == OUTBOUND_DIRECT || o->type == OUTBOUND_SOCKS5 ||
-	      o->type == OUTBOUND_BLOCK);
+	      o->type == OUTBOUND_BLOCK || o->type == OUTBOUND_HTTP);
 	CHECK(strnlen(o->bind_interface, sizeof(o->bind_interface)) < sizeof(o->bind_interface));
-	if (o->type != OUTBOUND_DIRECT)
+	if (o->type == OUTBOUND_BLOCK) /* connects nowhere: no socket options */
 		CHECK(o->bind_addr.ss_family == AF_UNSPEC && !o->bind_interface[0] && !o->fwmark);
 	else
 		CHECK(o->bind_addr.ss_family == AF_UNSPEC || o->bind_addr.ss_family == AF_INET ||
 		      o->bind_addr.ss_family == AF_INET6);
-	if (o->type == OUTBOUND_SOCKS5) {
+	if (o->type == OUTBOUND_SOCKS5 || o->type == OUTBOUND_HTTP) {
 		CHECK(o->server_host && *o->server_host && o->server_port != 0);
 		CHECK(!o->username == !o->password);
+		CHECK(o->type != OUTBOUND_HTTP || !o->username || !strchr(o->username, ':'));
 	} else {
 		CHECK(!o->server_host && !o->username && !o->password);
 	}

@@ -17,9 +17,9 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 here="$top/tests/fuzz"
 out=${FUZZ_BUILD:-$top/build-fuzz}
 secs=${FUZZ_SECONDS:-20}
-all=(socks5_server socks5_client http_connect base64 wg_receive wg_conf wg_uapi config)
+all=(socks5_server socks5_client http_connect http_client base64 wg_receive wg_conf wg_uapi config)
 [ $# -gt 0 ] && all=("$@")
-proto_src=("$top/proto/proto.c" "$top/proto/socks5.c" "$top/proto/http_connect.c" "$top"/lib/{base64,ct,log,sockaddr,stats}.c)
+proto_src=("$top/proto/proto.c" "$top/proto/socks5.c" "$top/proto/http_connect.c" "$top/proto/http_client.c" "$top"/lib/{base64,ct,log,sockaddr,stats}.c)
 # The WireGuard targets (fuzz_wg_*) also compile kmod-free/wireguard and tun/netlink.c, and link
 # the bundled wolfSSL (scripts/build-wolfssl, cached) or else the system one, and libmnl.
 wg_src=("$top"/kmod-free/wireguard/{allowedips,chacha,cookie,counter,crypto,index,noise,peer,ratelimiter,receive,timers,wgconf,uapi}.c "$top/tun/netlink.c")
@@ -68,6 +68,9 @@ make_seeds() {
 	seed auth http_connect '\xc4CONNECT [::1]:8080 HTTP/1.1\r\nProxy-Authorization: Basic YWxpY2U6c2VjcmV0\r\n\r\n\x16\x03'
 	seed lf http_connect '\x83\nCONNECT 10.0.0.1:22 HTTP/1.0\nproxy-authorization: basic dTpw\n\n'
 	seed get http_connect '\x00GET http://example.com/ HTTP/1.1\r\nHost: example.com\r\n\r\n'
+	seed ok http_client '\x00HTTP/1.1 200 Connection established\r\n\r\npayload'
+	seed auth http_client '\xc3HTTP/1.0 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm="x"\r\n\r\n'
+	seed lf http_client '\x05HTTP/1.1 502 Bad Gateway\nContent-Length: 0\n\n'
 	seed rfc7617 base64 '\xffQWxhZGRpbjpvcGVuIHNlc2FtZQ=='
 	seed pad1 base64 '\x03Zm9vYmE='
 	seed pad2 base64 '\x10Zg=='
@@ -86,8 +89,8 @@ make_seeds() {
 }
 make_seeds
 
-max_len() { case $1 in http_connect | config) echo 12000 ;; *) echo 2048 ;; esac; }
-dict() { case $1 in http_connect) echo "$here/http_connect.dict" ;; socks5_*) echo "$here/socks5.dict" ;; config) echo "$here/config.dict" ;; esac; }
+max_len() { case $1 in http_connect | http_client | config) echo 12000 ;; *) echo 2048 ;; esac; }
+dict() { case $1 in http_connect | http_client) echo "$here/http_connect.dict" ;; socks5_*) echo "$here/socks5.dict" ;; config) echo "$here/config.dict" ;; esac; }
 
 rc_all=0
 for t in "${all[@]}"; do

@@ -220,7 +220,14 @@ static const char every_key[] = "; every key once (or more when repeatable)\n"
                                 "rule = cidr fd00::/8 -> block\n"
                                 "rule = port 25 -> block\n"
                                 "rule = port 6000-6063 -> direct\n"
-                                "rule = domain Example.COM. -> v6\n";
+                                "rule = domain Example.COM. -> v6\n"
+                                "\n"
+                                "[outbound web]\n"
+                                "type = http\n"
+                                "server = [2001:db8::8]:3128\n"
+                                "username = dave\n"
+                                "password = s3cret\n"
+                                "fwmark = 7\n";
 
 static void test_every_key(void)
 {
@@ -284,7 +291,7 @@ static void test_every_key(void)
 	T_EQ_INT(in->target_port, 443);
 
 	/* document order, then the implicit block */
-	T_EQ_INT(c->n_outbounds, 4);
+	T_EQ_INT(c->n_outbounds, 5);
 	o = &c->outbounds[0];
 	T_EQ_STR(o->name, "upstream");
 	T_EQ_INT(o->type, OUTBOUND_SOCKS5);
@@ -304,9 +311,17 @@ static void test_every_key(void)
 	T_EQ_INT(o->bind_addr.ss_family, AF_INET6);
 	T_EQ_INT(o->fwmark, 42);
 	T_EQ_INT(o->bind_interface[0], 0);
-	T_EQ_STR(c->outbounds[3].name, "block");
-	T_EQ_INT(c->outbounds[3].type, OUTBOUND_BLOCK);
-	T_EQ_INT(c->outbounds[3].line, 0);
+	o = &c->outbounds[3];
+	T_EQ_STR(o->name, "web");
+	T_EQ_INT(o->type, OUTBOUND_HTTP);
+	T_EQ_STR(o->server_host, "2001:db8::8");
+	T_EQ_INT(o->server_port, 3128);
+	T_EQ_STR(o->username, "dave");
+	T_EQ_STR(o->password, "s3cret");
+	T_EQ_INT(o->fwmark, 7); /* socket options apply to every outbound that connects */
+	T_EQ_STR(c->outbounds[4].name, "block");
+	T_EQ_INT(c->outbounds[4].type, OUTBOUND_BLOCK);
+	T_EQ_INT(c->outbounds[4].line, 0);
 	T_EQ_INT(config_outbound_index(c, "v6"), 2);
 	T_EQ_INT(config_outbound_index(c, "nope"), -1);
 
@@ -325,7 +340,7 @@ static void test_every_key(void)
 	T_EQ_INT(r->family, AF_INET6);
 	T_EQ_MEM(r->addr, fd00, 16);
 	T_EQ_INT(r->prefix, 8);
-	T_EQ_INT(r->outbound, 3);
+	T_EQ_INT(r->outbound, 4); /* block: after every declared outbound */
 	r = &c->rules[2];
 	T_EQ_INT(r->kind, RULE_PORT);
 	T_EQ_INT(r->port_lo, 25);
@@ -523,7 +538,7 @@ static void test_errors(void)
 	         "t.ini:1: [outbound u] server: required key is missing\n"},
 	        {"[outbound u]\n" IN, "t.ini:1: [outbound u] type: required key is missing\n"},
 	        {"[outbound u]\ntype = tor\n" IN,
-	         "t.ini:2: [outbound u] type: \"tor\" is not one of direct, socks5, block\n"},
+	         "t.ini:2: [outbound u] type: \"tor\" is not one of direct, socks5, http, block\n"},
 	        {"[outbound u]\ntype = socks5\nserver = h:1\nusername = a\n" IN,
 	         "t.ini:4: [outbound u] username: set without password\n"},
 	        {"[outbound u]\ntype = socks5\nserver = h:1\npassword = a\n" IN,
@@ -534,8 +549,11 @@ static void test_errors(void)
 	         "t.ini:3: [outbound d] server: not valid with type = direct\n"},
 	        {"[outbound d]\ntype = block\nfwmark = 1\n" IN,
 	         "t.ini:3: [outbound d] fwmark: not valid with type = block\n"},
-	        {"[outbound d]\ntype = socks5\nserver = h:1\nbind-interface = lo\n" IN,
-	         "t.ini:4: [outbound d] bind-interface: not valid with type = socks5\n"},
+	        {"[outbound d]\ntype = http\nserver = h:1\nusername = a:b\npassword = p\n" IN,
+	         "t.ini:4: [outbound d] username: user name contains a space, ':' or a control "
+	         "character\n"},
+	        {"[outbound d]\ntype = http\nusername = a\npassword = p\n" IN,
+	         "t.ini:1: [outbound d] server: required key is missing\n"},
 	        {"[outbound d]\ntype = direct\nbind-address = 1.2.3.4:5\n" IN,
 	         "t.ini:3: [outbound d] bind-address: \"1.2.3.4:5\" is not an IPv4 or IPv6 "
 	         "address\n"},
