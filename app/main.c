@@ -52,7 +52,7 @@ static const char usage_text[] =
         "\n"
         "Exit status: 0 after a clean stop, 1 on a runtime error (cannot listen,\n"
         "io_uring unavailable), 2 on a usage or configuration error.\n"
-        "See README.md for every configuration key and its default.\n";
+        "See docs/configuration.md for every configuration key and its default.\n";
 
 static void print_version(void)
 {

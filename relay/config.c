@@ -28,7 +28,7 @@ enum config_parse_limits {
 	KEY_NAME_MAX = 32, /* longer keys are unknown by construction */
 };
 
-/* Defaults of [main]; README.md and spliced.example.ini list the same values. */
+/* Defaults of [main]; docs/configuration.md and spliced.example.ini list the same values. */
 enum config_defaults {
 	DEF_MAX_CONNECTIONS = 10000,
 	DEF_HANDSHAKE_MS = 10000,

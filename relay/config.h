@@ -107,7 +107,7 @@ struct config {
 	unsigned idle_timeout_ms;  /* 0 = none */
 	unsigned drain_timeout_ms; /* graceful stop deadline */
 	unsigned pipe_size;        /* bytes per pipe (F_SETPIPE_SZ) */
-	unsigned max_pipes;        /* per worker pool cap (0 = 2 * max_connections / workers) */
+	unsigned max_pipes;        /* idle pipes each worker's pool keeps (0 = 64) */
 	unsigned resolver_threads;
 	enum accept_steering accept_steering;
 	bool splice; /* relay plain legs with splice(2); no: through user-space buffers */

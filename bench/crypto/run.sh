@@ -8,7 +8,7 @@
 #   The two binaries alternate for ROUNDS rounds (default 3) on the same
 #   pinned core and each figure is the best seen, so a burst of load from
 #   elsewhere hits both builds alike and is mostly filtered out.
-# Prints a markdown table (as in README) and whether the issue-4 targets hold:
+# Prints a markdown table (as in docs/benchmarks.md) and whether the issue-4 targets hold:
 # AES-128-GCM >= 10x and ChaCha20-Poly1305 >= 3x the system build (16 KiB).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)

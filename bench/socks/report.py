@@ -117,7 +117,7 @@ def table(path):
                f"short connections: {meta.get('cps_threads')} client threads × {meta.get('cps_seconds')} s).")
     if meta.get("spliced_steering"):
         out.append(f"spliced runs with `accept-steering = {meta['spliced_steering']}` "
-                   "(README, `[main]`); the others with their defaults.")
+                   "(docs/configuration.md, `[main]`); the others with their defaults.")
     if meta.get("note"):
         out.append(meta["note"])
     out.append("")

@@ -1227,7 +1227,7 @@ static void test_section_limits(void)
 	free(text);
 }
 
-/* The example file loads cleanly, and it and the README document every key. */
+/* The example file loads cleanly, and it and docs/configuration.md document every key. */
 static void test_example_and_readme(void)
 {
 	static const char *const keys[] = {
@@ -1272,7 +1272,7 @@ static void test_example_and_readme(void)
 		getdelim(&ex, &len, '\0', f);
 		fclose(f);
 	}
-	f = fopen(SPLICED_SRCDIR "/README.md", "r");
+	f = fopen(SPLICED_SRCDIR "/docs/configuration.md", "r");
 	if (f) {
 		getdelim(&readme, &len, '\0', f);
 		fclose(f);
@@ -1280,7 +1280,7 @@ static void test_example_and_readme(void)
 	T_ASSERT(ex && readme);
 	if (!ex || !readme)
 		goto out;
-	/* only the configuration block of the README counts */
+	/* only the configuration block of docs/configuration.md counts */
 	block = strstr(readme, "<!-- config begin -->");
 	end = block ? strstr(block, "<!-- config end -->") : NULL;
 	T_ASSERT(block && end);
@@ -1296,7 +1296,7 @@ static void test_example_and_readme(void)
 		}
 		snprintf(needle, sizeof(needle), "| `%s` |", keys[i]);
 		if (!strstr(block, needle))
-			T_FAILF("README.md has no table row for `%s`", keys[i]);
+			T_FAILF("docs/configuration.md has no table row for `%s`", keys[i]);
 	}
 out:
 	free(ex);
