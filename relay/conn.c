@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -504,6 +506,32 @@ static void connected(struct conn *c)
 	start_relay(c, bound.ss_family == AF_UNSPEC ? NULL : (struct sockaddr *)&bound);
 }
 
+/* Bytes our kernel still holds for the peer of fd (unsent, or sent and not acknowledged). */
+static bool unacked(int fd)
+{
+	int n = 0;
+
+	return fd >= 0 && ioctl(fd, SIOCOUTQ, &n) == 0 && n > 0;
+}
+
+/*
+ * Both directions have ended, at least one with an error, so the reset is
+ * passed on. A reset throws away what the kernel still holds for the peer,
+ * so first let those bytes reach it: check every CONN_FLUSH_MS, until
+ * nothing is left unacknowledged or the linger time is over.
+ */
+static void end_after_error(struct conn *c)
+{
+	struct worker *w = wk(c);
+
+	if (w->loop.now_ms < c->linger_due_ms &&
+	    (unacked(c->leg[LEG_IN].fd) || unacked(c->leg[LEG_OUT].fd))) {
+		loop_timer_arm(&w->loop, &w->flush_tq, &c->timer);
+		return;
+	}
+	conn_close(c, true);
+}
+
 /*
  * A pump failed in direction d. A failed write means dst can take nothing
  * more: d's bytes are undeliverable. A failed read (src reset) still lets
@@ -525,8 +553,10 @@ static void relay_failed(struct conn *c, int d, int err)
 	if (!c->rst) {
 		w->stats.resets++;
 		log_debug_rl("relay ended: %s", strerror(-err));
+		c->rst = true;
+		c->linger_due_ms = w->loop.now_ms + CONN_LINGER_MS;
+		loop_timer_arm(&w->loop, &w->linger_tq, &c->timer);
 	}
-	c->rst = true;
 	if (dir->wr_err) {
 		splice_dir_release(&w->pipes, &w->bufs, dir);
 		dir->done = true;
@@ -538,11 +568,8 @@ static void relay_failed(struct conn *c, int d, int err)
 		}
 		dir->done = true;
 	}
-	if (c->dir[!d].done) {
-		conn_close(c, true);
-		return;
-	}
-	loop_timer_arm(&w->loop, &w->linger_tq, &c->timer);
+	if (c->dir[!d].done)
+		end_after_error(c);
 }
 
 static void relay_ready(struct conn *c, int d)
@@ -570,9 +597,12 @@ static void relay_ready(struct conn *c, int d)
 	case PUMP_DONE:
 		if (!c->dir[!d].done)
 			return; /* half-close: the other direction keeps flowing */
-		if (!c->rst)
-			w->stats.completed++;
-		conn_close(c, c->rst);
+		if (c->rst) {
+			end_after_error(c);
+			return;
+		}
+		w->stats.completed++;
+		conn_close(c, false);
 		return;
 	case PUMP_ERROR:
 		relay_failed(c, d, err);
@@ -695,13 +725,20 @@ void conn_idle_timeout(struct loop *l, struct loop_timer *t)
 	struct conn *c = list_entry(t, struct conn, timer);
 
 	(void)l;
-	if (c->rst) {
-		/* The linger after an error in one direction is over. */
-		conn_close(c, true);
-		return;
-	}
 	wk(c)->stats.idle_timeouts++;
 	conn_close(c, false);
+}
+
+void conn_linger_timeout(struct loop *l, struct loop_timer *t)
+{
+	struct conn *c = list_entry(t, struct conn, timer);
+
+	(void)l;
+	/* Either the other direction's time after an error is over, or a flush check is due. */
+	if (c->dir[0].done && c->dir[1].done)
+		end_after_error(c);
+	else
+		conn_close(c, true);
 }
 
 void conn_close(struct conn *c, bool rst)

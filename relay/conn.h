@@ -36,7 +36,7 @@ enum { CONN_TX_MAX = 4 + 16 + 2 };
  * After an error in one direction the other may still deliver what it holds
  * (a server's 413 before it reset an upload): for this long at most.
  */
-enum { CONN_LINGER_MS = 2000 };
+enum { CONN_LINGER_MS = 2000, CONN_FLUSH_MS = 20 };
 
 struct conn {
 	struct loop_obj obj; /* first: the loop hands it back */
@@ -51,6 +51,7 @@ struct conn {
 	struct conn_hs *hs;      /* NULL while relaying */
 	struct pump_dir dir[2];  /* 0: in → out, 1: out → in */
 	bool rst;                /* close abortively (SO_LINGER 0) once released */
+	uint64_t linger_due_ms;  /* after an error: when the reset is passed on at the latest */
 	uint8_t tx[CONN_TX_MAX]; /* the reply in flight while ops[OPS_TX] is set */
 };
 
@@ -64,6 +65,7 @@ void conn_resolved(struct worker *w, struct conn *c, int err, const struct socka
 /* Deadline queues (the worker sets them up): handshake and idle. */
 void conn_hs_timeout(struct loop *l, struct loop_timer *t);
 void conn_idle_timeout(struct loop *l, struct loop_timer *t);
+void conn_linger_timeout(struct loop *l, struct loop_timer *t); /* linger and flush queues */
 /* Close both legs (rst: abortive), cancel in-flight ops; freed once they are done. */
 void conn_close(struct conn *c, bool rst);
 

@@ -135,7 +135,8 @@ int worker_init(struct worker *w, int id, struct server *srv)
 	loop_register(&w->loop, LOOP_KIND_CONN, &conn_module, w);
 	loop_tq_init(&w->loop, &w->hs_tq, cfg->handshake_timeout_ms, conn_hs_timeout);
 	loop_tq_init(&w->loop, &w->idle_tq, cfg->idle_timeout_ms, conn_idle_timeout);
-	loop_tq_init(&w->loop, &w->linger_tq, CONN_LINGER_MS, conn_idle_timeout);
+	loop_tq_init(&w->loop, &w->linger_tq, CONN_LINGER_MS, conn_linger_timeout);
+	loop_tq_init(&w->loop, &w->flush_tq, CONN_FLUSH_MS, conn_linger_timeout);
 	/* Idle pipes and buffers kept per worker; those in use are bounded by active directions. */
 	max_idle = cfg->max_pipes ? cfg->max_pipes : 64;
 	if ((ret = pipe_pool_init(&w->pipes, max_idle, cfg->pipe_size)) < 0)

@@ -74,6 +74,7 @@ struct worker {
 	struct loop_tq hs_tq;     /* handshake-timeout */
 	struct loop_tq idle_tq;   /* idle-timeout */
 	struct loop_tq linger_tq; /* the other direction's last bytes after an error */
+	struct loop_tq flush_tq;  /* then: is everything acknowledged before the reset? */
 	struct pipe_pool pipes;
 	struct buf_pool bufs;
 	unsigned long trim_gets; /* pipes.gets + bufs.gets when it last changed ... */
