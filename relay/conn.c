@@ -534,10 +534,12 @@ static void end_after_error(struct conn *c)
 
 /*
  * A pump failed in direction d. A failed write means dst can take nothing
- * more: d's bytes are undeliverable. A failed read (src reset) still lets
- * the bytes d already holds go to dst. Either way the other direction keeps
- * delivering what it holds (a server's answer to an upload it cut short) for
- * at most CONN_LINGER_MS, and the reset is passed on when both have ended.
+ * more: d's bytes are undeliverable, and the other direction, which reads
+ * from that peer, still delivers what it holds (a server's answer to an
+ * upload it cut short). A failed read (src reset) still lets the bytes d
+ * already holds go to dst, while the other direction, which writes to src,
+ * is over. What is left runs for at most CONN_LINGER_MS, and the reset is
+ * passed on when both directions have ended.
  */
 static void relay_failed(struct conn *c, int d, int err)
 {
@@ -561,6 +563,15 @@ static void relay_failed(struct conn *c, int d, int err)
 		splice_dir_release(&w->pipes, &w->bufs, dir);
 		dir->done = true;
 	} else {
+		/* The other direction writes to the peer that reset: it can deliver nothing. */
+		struct pump_dir *other = &c->dir[!d];
+		if (!other->done) {
+			if (c->ops[!d])
+				loop_cancel(&w->loop, c->ops[!d]);
+			c->ops[!d] = 0;
+			splice_dir_release(&w->pipes, &w->bufs, other);
+			other->done = true;
+		}
 		dir->eof = true;
 		if (dir->held) {
 			arm_poll(c, d, d ? OP_DIR1_POLL : OP_DIR0_POLL, c->leg[!d].fd, POLLOUT);
@@ -580,9 +591,12 @@ static void relay_ready(struct conn *c, int d)
 	int err = 0;
 	uint64_t before = dir->bytes;
 	bool last = c->dir[!d].done;
-	enum pump_next next = c->spliced
-	                              ? splice_pump(&w->pipes, &w->bufs, dir, src, dst, last, &err)
-	                              : buf_pump(&w->bufs, dir, src, dst, last, PUMP_BUDGET, &err);
+	enum pump_next next;
+
+	if (dir->done)
+		return; /* a poll that completed as relay_failed() cancelled it */
+	next = c->spliced ? splice_pump(&w->pipes, &w->bufs, dir, src, dst, last, &err)
+	                  : buf_pump(&w->bufs, dir, src, dst, last, PUMP_BUDGET, &err);
 
 	*(d ? &w->stats.bytes_down : &w->stats.bytes_up) += dir->bytes - before;
 	if (dir->bytes != before && !c->rst)
