@@ -9,6 +9,7 @@
 
 #include "config.h"
 #include "conn.h"
+#include "egress.h"
 #include "list.h"
 #include "loop.h"
 #include "splice.h"
@@ -26,12 +27,13 @@ struct worker_stats {
 	uint64_t hs_timeouts;
 	uint64_t idle_timeouts;
 	uint64_t connect_failed;
-	uint64_t blocked;
-	uint64_t resets;         /* relays ended by an error or reset */
-	uint64_t no_pipe;        /* relays ended because no pipe could be had */
-	uint64_t completed;      /* relays ended by EOF both ways */
-	uint64_t copy_fallbacks; /* summed from the pipe pools for the exit report */
-	uint64_t bytes[2];       /* relayed: client → target, target → client */
+	uint64_t blocked;          /* connections refused by policy (REP 02, HTTP 403) */
+	uint64_t egress[EGRESS_N]; /* addresses refused, by enum egress_verdict */
+	uint64_t resets;           /* relays ended by an error or reset */
+	uint64_t no_pipe;          /* relays ended because no pipe could be had */
+	uint64_t completed;        /* relays ended by EOF both ways */
+	uint64_t copy_fallbacks;   /* summed from the pipe pools for the exit report */
+	uint64_t bytes[2];         /* relayed: client → target, target → client */
 };
 
 /* Process-wide state shared (read-mostly) by all workers. */
