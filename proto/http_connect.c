@@ -113,27 +113,38 @@ static bool eq_nocase(const uint8_t *p, size_t n, const char *lit)
 
 /*
  * Length of the head through its blank line, or 0 when the blank line is not
- * within the first min(len, HTTP_HEADER_MAX) octets.
+ * within the first min(len, HTTP_HEADER_MAX) octets. Resumes where the last
+ * call stopped (h->scan_pos): the octets before it were searched already.
  */
-static size_t head_length(const uint8_t *buf, size_t len)
+static size_t head_length(struct http_connect *h, const uint8_t *buf, size_t len)
 {
 	size_t lim = len < HTTP_HEADER_MAX ? len : HTTP_HEADER_MAX;
-	size_t start = 0;
-	bool have_request_line = false;
 
-	for (size_t i = 0; i < lim; i++) {
-		size_t n;
+	if (h->scan_pos > lim) {
+		/* A shorter buffer than last time breaks the feed contract: start over. */
+		h->scan_pos = h->line_start = 0;
+		h->have_line = false;
+	}
+	while (h->scan_pos < lim) {
+		const uint8_t *nl = memchr(buf + h->scan_pos, '\n', lim - h->scan_pos);
+		size_t i, n;
 
-		if (buf[i] != '\n')
-			continue;
-		n = i - start;
+		if (!nl) {
+			h->examined += lim - h->scan_pos;
+			h->scan_pos = lim;
+			break;
+		}
+		i = (size_t)(nl - buf);
+		h->examined += i + 1 - h->scan_pos;
+		h->scan_pos = i + 1;
+		n = i - h->line_start;
 		if (n > 0 && buf[i - 1] == '\r')
 			n--;
 		if (n > 0)
-			have_request_line = true;
-		else if (have_request_line)
+			h->have_line = true;
+		else if (h->have_line)
 			return i + 1;
-		start = i + 1;
+		h->line_start = i + 1;
 	}
 	return 0;
 }
@@ -365,7 +376,7 @@ enum proto_res http_connect_feed(struct http_connect *h, const uint8_t *buf, siz
 		return PROTO_FAIL;
 	}
 	h->reply_len = 0;
-	head = head_length(buf, len);
+	head = head_length(h, buf, len);
 	if (head == 0)
 		return len >= HTTP_HEADER_MAX ? fail(h, HTTP_ERR_TOO_LARGE) : PROTO_NEED_MORE;
 	res = parse_head(h, buf, head);

@@ -77,6 +77,29 @@ static void set_ip(struct proto_target *t, int family, const void *a)
 	t->kind = TARGET_IP;
 }
 
+/*
+ * The IPv4 spellings a resolver parses as numbers. getaddrinfo() (glibc's
+ * __inet_aton_exact(), musl's __lookup_ipliteral()) takes a host as an IPv4
+ * address when inet_aton() accepts all of it: one to four parts, each
+ * decimal, octal (leading 0) or hex (0x), the last one filling the bytes
+ * left, so "127.1", "2130706433", "0x7f000001", "017700000001" and "0" are
+ * all addresses. inet_aton() itself also stops at a blank and ignores what
+ * follows, which getaddrinfo() does not: a host with a blank is a name.
+ * Using inet_aton() rather than a parser of our own keeps the two in step by
+ * construction, whatever the C library decides a number is.
+ */
+static bool ipv4_numeric(const char *host, void *a)
+{
+	struct in_addr in;
+
+	if (!host[0] || strpbrk(host, " \t\n\v\f\r"))
+		return false;
+	if (inet_aton(host, &in) == 0)
+		return false;
+	memcpy(a, &in, sizeof(in));
+	return true;
+}
+
 bool proto_target_ip_literal(struct proto_target *t)
 {
 	char inner[PROTO_HOST_MAX + 1];
@@ -93,7 +116,7 @@ bool proto_target_ip_literal(struct proto_target *t)
 		set_ip(t, AF_INET6, a);
 		return true;
 	}
-	if (inet_pton(AF_INET, t->host, a) == 1) {
+	if (ipv4_numeric(t->host, a)) {
 		set_ip(t, AF_INET, a);
 		return true;
 	}

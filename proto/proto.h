@@ -70,10 +70,15 @@ enum proto_connect_result {
 enum proto_connect_result proto_connect_result_from_errno(int neg_errno);
 
 /*
- * If `t->host` is an IPv4 literal ("192.0.2.1") or an IPv6 literal, bare or in
- * brackets ("2001:db8::1", "[2001:db8::1]"), make `t` a TARGET_IP with `addr`
- * holding that address and `t->port`; `host` is kept for logging. Returns
- * whether it did. Pure: inet_pton() only, never a resolver.
+ * If `t->host` is an IPv4 address in any spelling the resolver would take as
+ * one ("192.0.2.1", and the inet_aton() forms "127.1", "2130706433",
+ * "0x7f000001", "017700000001", "0") or an IPv6 literal, bare or in brackets
+ * ("2001:db8::1", "[2001:db8::1]"), make `t` a TARGET_IP with `addr` holding
+ * that address and `t->port`; `host` is kept for logging. Returns whether it
+ * did. The route then sees what the connect would reach, so a cidr rule
+ * cannot be walked around by spelling the address differently. Pure:
+ * inet_aton()/inet_pton() only, never a resolver. IPv6 zones ("fe80::1%eth0")
+ * stay names: the resolver turns them into addresses, checked before connect.
  */
 bool proto_target_ip_literal(struct proto_target *t);
 

@@ -64,6 +64,7 @@ struct outbound {
 	struct sockaddr_storage bind_addr; /* ss_family == AF_UNSPEC when unset */
 	char bind_interface[16];           /* IFNAMSIZ; empty when unset */
 	uint32_t fwmark;                   /* 0 = unset */
+	bool deny_private; /* refuse loopback, private, link-local and host addresses (egress.c) */
 	/* socks5 and http upstreams */
 	char *server_host;
 	uint16_t server_port;

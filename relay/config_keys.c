@@ -309,6 +309,7 @@ static void set_in_outbound(struct parser *p, const char *v)
 enum {
 	AUTH_INBOUNDS = 1u << INBOUND_SOCKS5 | 1u << INBOUND_HTTP,
 	FORWARD_ONLY = 1u << INBOUND_FORWARD,
+	DIRECT_ONLY = 1u << OUTBOUND_DIRECT,
 	PROXY_OUTBOUNDS = 1u << OUTBOUND_SOCKS5 | 1u << OUTBOUND_HTTP,
 	CONNECTING_OUTBOUNDS = 1u << OUTBOUND_DIRECT | PROXY_OUTBOUNDS, /* not block */
 };
@@ -389,6 +390,18 @@ static void set_fwmark(struct parser *p, const char *v)
 		kerr(p, "\"%s\" is out of range (0..0xffffffff)", config_quote(q, v));
 }
 
+static void set_deny_private(struct parser *p, const char *v)
+{
+	char q[QUOTE_BYTES];
+
+	if (strcmp(v, "yes") == 0)
+		cur_out(p)->deny_private = true;
+	else if (strcmp(v, "no") == 0)
+		cur_out(p)->deny_private = false;
+	else
+		kerr(p, "\"%s\" is not one of yes, no", config_quote(q, v));
+}
+
 static void set_server(struct parser *p, const char *v)
 {
 	struct outbound *o = cur_out(p);
@@ -425,6 +438,7 @@ enum {
 	OUT_BIND_ADDRESS,
 	OUT_BIND_INTERFACE,
 	OUT_FWMARK,
+	OUT_DENY_PRIVATE,
 	OUT_SERVER,
 	OUT_USERNAME,
 	OUT_PASSWORD
@@ -434,6 +448,7 @@ const struct key config_outbound_keys[] = {
         [OUT_BIND_ADDRESS] = {"bind-address", set_bind_address, false, CONNECTING_OUTBOUNDS},
         [OUT_BIND_INTERFACE] = {"bind-interface", set_bind_interface, false, CONNECTING_OUTBOUNDS},
         [OUT_FWMARK] = {"fwmark", set_fwmark, false, CONNECTING_OUTBOUNDS},
+        [OUT_DENY_PRIVATE] = {"deny-private", set_deny_private, false, DIRECT_ONLY},
         [OUT_SERVER] = {"server", set_server, false, PROXY_OUTBOUNDS},
         [OUT_USERNAME] = {"username", set_username, false, PROXY_OUTBOUNDS},
         [OUT_PASSWORD] = {"password", set_password, false, PROXY_OUTBOUNDS},
@@ -549,6 +564,104 @@ static bool same_sockaddr(const struct inbound *a, const struct inbound *b)
 	       memcmp(&a->listen, &b->listen, a->listen_len) == 0;
 }
 
+/*
+ * The address a host:port names when the host is numeric (the resolver's
+ * inet_aton() spellings included, see proto_target_ip_literal()), with the
+ * forms the kernel treats as another address folded in: ::ffff:a.b.c.d is
+ * a.b.c.d, 0.0.0.0 and :: are the loopback. False for a name.
+ */
+static bool numeric_target(const char *host, uint16_t port, struct sockaddr_storage *ss)
+{
+	struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	if (!strpbrk(host, " \t") && inet_aton(host, &a4->sin_addr)) {
+		a4->sin_family = AF_INET;
+	} else if (inet_pton(AF_INET6, host, &a6->sin6_addr) == 1) {
+		if (IN6_IS_ADDR_V4MAPPED(&a6->sin6_addr)) {
+			memcpy(&a4->sin_addr, a6->sin6_addr.s6_addr + 12, 4);
+			memset(a6->sin6_addr.s6_addr, 0, 12);
+			a4->sin_family = AF_INET;
+		} else {
+			a6->sin6_family = AF_INET6;
+			if (IN6_IS_ADDR_UNSPECIFIED(&a6->sin6_addr))
+				a6->sin6_addr = in6addr_loopback;
+		}
+	} else {
+		return false;
+	}
+	if (ss->ss_family == AF_INET && a4->sin_addr.s_addr == htonl(INADDR_ANY))
+		a4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	a4->sin_port = htons(port); /* sin_port and sin6_port share their offset */
+	return true;
+}
+
+/*
+ * Whether a connection to `t` (numeric_target()) lands on inbound `in`'s
+ * listener: the same address and port, or a wildcard listener (0.0.0.0,
+ * [::], IPV6_V6ONLY) and a loopback address of its family on its port. Other
+ * addresses of this host on a wildcard port are only known at connect time;
+ * egress.c refuses those.
+ */
+static bool lands_on(const struct sockaddr_storage *t, const struct inbound *in)
+{
+	const struct sockaddr_in *l4 = (const struct sockaddr_in *)&in->listen;
+	const struct sockaddr_in6 *l6 = (const struct sockaddr_in6 *)&in->listen;
+	const struct sockaddr_in *t4 = (const struct sockaddr_in *)t;
+	const struct sockaddr_in6 *t6 = (const struct sockaddr_in6 *)t;
+
+	if (t->ss_family != in->listen.ss_family || t4->sin_port != l4->sin_port)
+		return false;
+	if (t->ss_family == AF_INET)
+		return t4->sin_addr.s_addr == l4->sin_addr.s_addr ||
+		       (l4->sin_addr.s_addr == htonl(INADDR_ANY) &&
+		        (ntohl(t4->sin_addr.s_addr) >> 24) == 127);
+	return IN6_ARE_ADDR_EQUAL(&t6->sin6_addr, &l6->sin6_addr) ||
+	       (IN6_IS_ADDR_UNSPECIFIED(&l6->sin6_addr) && IN6_IS_ADDR_LOOPBACK(&t6->sin6_addr));
+}
+
+/*
+ * A forward inbound whose target is one of spliced's own listeners would
+ * connect to itself (its own: a loop that fills max-connections; another
+ * inbound's: a pointless hop egress.c refuses at connect time anyway).
+ * Checked both ways, so the order of the sections does not matter.
+ */
+static void check_forward_loops(struct parser *p)
+{
+	struct inbound *in = cur_in(p);
+	struct sockaddr_storage t;
+
+	if (in->type == INBOUND_FORWARD && in->target_host &&
+	    numeric_target(in->target_host, in->target_port, &t)) {
+		for (size_t i = 0; i <= p->idx; i++) {
+			if (!lands_on(&t, &p->c->inbounds[i]))
+				continue;
+			if (i == p->idx)
+				config_err(
+				        p, p->key_line[IN_TARGET], "target",
+				        "is this inbound's own listen address: it would connect to "
+				        "itself");
+			else
+				config_err(p, p->key_line[IN_TARGET], "target",
+				           "is the listen address of [inbound %s]: spliced would "
+				           "connect to itself",
+				           p->c->inbounds[i].name);
+		}
+	}
+	for (size_t i = 0; i < p->idx; i++) {
+		const struct inbound *f = &p->c->inbounds[i];
+
+		if (f->type == INBOUND_FORWARD && f->target_host &&
+		    numeric_target(f->target_host, f->target_port, &t) && lands_on(&t, in))
+			config_err(
+			        p, p->key_line[IN_LISTEN], "listen",
+			        "is the target of [inbound %s] (line %d), which would connect to "
+			        "spliced itself",
+			        f->name, f->line);
+	}
+}
+
 void config_close_inbound(struct parser *p)
 {
 	struct inbound *in = cur_in(p);
@@ -564,6 +677,8 @@ void config_close_inbound(struct parser *p)
 			config_err(p, p->key_line[IN_LISTEN], "listen",
 			           "address already used by [inbound %s]", p->c->inbounds[i].name);
 	}
+	if (in->listen_len)
+		check_forward_loops(p);
 	users_sort(&in->inline_users);
 	/* Read the users file now, so a bad one stops the start, not the first login. */
 	if (in->users_file && in->type != INBOUND_FORWARD) {

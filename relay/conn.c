@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "conn.h"
+#include "egress.h"
 #include "inbound.h"
 #include "log.h"
 #include "outbound.h"
@@ -240,6 +241,13 @@ static void connect_next(struct conn *c)
 	}
 	while (hs->next_addr < hs->n_addrs) {
 		struct sockaddr_storage *a = &hs->addrs[hs->next_addr++];
+		/* Every address, literal or resolved, target or upstream, before its SYN. */
+		if (egress_refused(w->cfg, inbound_of(c), ob, hs->target, a, w->stats.egress)) {
+			/* All refused: REP 02 / 403; a connect error of another address wins. */
+			if (!hs->last_err)
+				hs->last_err = -EACCES;
+			continue;
+		}
 		fd = outbound_socket(ob, a->ss_family);
 		if (fd >= 0) {
 			hs->connect_addr = *a;

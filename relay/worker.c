@@ -370,6 +370,19 @@ void worker_release_listeners(struct worker *w)
 			close(w->listeners[j]->fd);
 }
 
+/* The counters in struct worker_stats, then the egress refusals by reason (EGRESS_OK skipped). */
+static const struct stats_desc worker_stats_desc[] = {
+        WORKER_STATS(STATS_DESC_){"egress_rule",
+                                  "addresses refused: a rule sends them to a block outbound"},
+        {"egress_self", "addresses refused: one of spliced's own listeners"},
+        {"egress_private", "addresses refused: deny-private range"},
+        {"egress_owned", "addresses refused: deny-private, an address of this host"},
+        {"egress_unknown", "addresses refused: could not tell whether this host owns them"},
+};
+enum { N_FIELDS = sizeof(struct worker_stats) / sizeof(uint64_t) - EGRESS_N };
+_Static_assert(sizeof(worker_stats_desc) / sizeof(worker_stats_desc[0]) == N_FIELDS + EGRESS_N - 1,
+               "one description per counter");
+
 static void read_stats(const struct stats_group *g, uint64_t *out)
 {
 	const struct server *srv = g->ctx;
@@ -378,13 +391,14 @@ static void read_stats(const struct stats_group *g, uint64_t *out)
 		const struct worker *w = &srv->workers[i];
 		struct worker_stats s = w->stats;
 		const uint64_t *v = (const uint64_t *)&s;
+
 		s.copy_fallbacks = w->pipes.copy_fallbacks; /* the pool counts them */
-		for (size_t k = 0; k < g->n; k++)
+		for (size_t k = 0; k < N_FIELDS; k++)
 			out[k] += v[k];
+		for (size_t k = 1; k < EGRESS_N; k++)
+			out[N_FIELDS + k - 1] += s.egress[k];
 	}
 }
-
-static const struct stats_desc worker_stats_desc[] = STATS_DESCS(WORKER_STATS);
 
 void worker_stats_group(struct server *srv)
 {

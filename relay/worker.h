@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "egress.h"
 #include "loop.h"
 #include "splice.h"
 #include "stats.h"
@@ -36,6 +37,7 @@ struct resolve_req;
 
 struct worker_stats {
 	STATS_FIELDS(WORKER_STATS)
+	uint64_t egress[EGRESS_N]; /* addresses refused, by enum egress_verdict (0 unused) */
 };
 
 /* Process-wide state shared (read-mostly) by all workers. */

@@ -62,6 +62,8 @@ static void run(struct outcome *o, bool require_auth, bool auth_ok, const uint8_
 		have += len - have < chunk ? len - have : chunk;
 		res = http_connect_feed(&o->h, in, have, &used);
 		CHECK(used <= have);
+		/* the head search looks at each octet once, however the input is cut (L3) */
+		CHECK(o->h.examined <= have && o->h.examined <= HTTP_HEADER_MAX);
 		check_reply(&o->h);
 		CHECK(o->h.user_len <= PROTO_CRED_MAX && o->h.pass_len <= PROTO_CRED_MAX);
 		if (res == PROTO_NEED_MORE) {

@@ -430,6 +430,130 @@ static void test_too_large(void)
 	T_EQ_INT(h.error, HTTP_ERR_TOO_LARGE);
 }
 
+/*
+ * Review L3: one octet per feed up to a full 8 KiB head. The verdict is the
+ * one of a single feed, and the search for the end of the head looks at each
+ * octet once: examined stays at the octets fed, not their triangular sum
+ * (33 M for 8 KiB with a rescan per feed).
+ */
+static void test_one_octet_per_feed(void)
+{
+	static uint8_t in[BUF_MAX];
+	const char *line = "CONNECT example.com:443 HTTP/1.1\r\n";
+	struct http_connect h, whole;
+	size_t used = 0, n = strlen(line), k;
+	enum proto_res res = PROTO_NEED_MORE;
+
+	/* 8 KiB: the request line, padding headers of 60 octets, CRLF CRLF */
+	memcpy(in, line, n);
+	for (k = n; k + 64 <= HTTP_HEADER_MAX - 2; k += 62) {
+		memcpy(in + k, "X-Pad: ", 7);
+		memset(in + k + 7, 'p', 53);
+		memcpy(in + k + 60, "\r\n", 2);
+	}
+	memcpy(in + k, "\r\n", 2);
+	k += 2;
+	http_connect_init(&whole, false);
+	T_EQ_INT(http_connect_feed(&whole, in, k, &used), PROTO_REQUEST);
+	T_EQ_INT(used, k);
+
+	http_connect_init(&h, false);
+	for (size_t len = 1; len <= k; len++) {
+		used = 0;
+		res = http_connect_feed(&h, in, len, &used);
+		if (len < k && (res != PROTO_NEED_MORE || used != 0)) {
+			T_FAILF("after %zu of %zu octets: res %d, used %zu", len, k, res, used);
+			return;
+		}
+	}
+	T_EQ_INT(res, PROTO_REQUEST);
+	T_EQ_INT(used, k);
+	T_EQ_STR(h.target.host, whole.target.host);
+	T_EQ_INT(h.target.port, 443);
+	T_ASSERT(h.examined <= k);
+	T_EQ_INT(h.examined, whole.examined);
+
+	/* 8 KiB that never end the head: 431 at the limit, each octet looked at once */
+	memset(in + n, 'A', sizeof(in) - n);
+	http_connect_init(&h, false);
+	for (size_t len = 1; len <= HTTP_HEADER_MAX; len++) {
+		res = http_connect_feed(&h, in, len, &used);
+		if (len < HTTP_HEADER_MAX && res != PROTO_NEED_MORE) {
+			T_FAILF("after %zu octets: res %d", len, res);
+			return;
+		}
+	}
+	T_EQ_INT(res, PROTO_FAIL);
+	T_EQ_INT(h.error, HTTP_ERR_TOO_LARGE);
+	T_ASSERT(h.examined <= HTTP_HEADER_MAX);
+}
+
+/*
+ * The same, seen from outside: octets the parser searched once are not
+ * searched again. Changed behind its back into a blank line (a contract
+ * violation, on purpose), they must not end the head early; a parser that
+ * rescanned from octet 0 would stop there.
+ */
+static void test_scanned_octets_not_revisited(void)
+{
+	char in[256];
+	struct http_connect h;
+	size_t used = 0, len, at;
+	enum proto_res res = PROTO_NEED_MORE;
+
+	len = (size_t)snprintf(in, sizeof(in),
+	                       "CONNECT example.com:443 HTTP/1.1\r\nX-Pad: %s\r\nX-More: y\r\n\r\n",
+	                       "abcdefghijklmnopqrstuvwxyz");
+	at = strlen("CONNECT example.com:443 HTTP/1.1\r\nX-Pad: abc");
+	http_connect_init(&h, false);
+	for (size_t k = 1; k <= len; k++) {
+		if (k == at + 8)
+			memcpy(in + at, "\r\n\r\n", 4); /* after the parser has passed it */
+		used = 0;
+		res = http_connect_feed(&h, (const uint8_t *)in, k, &used);
+		if (k < len && res != PROTO_NEED_MORE) {
+			T_FAILF("ended after %zu of %zu octets (res %d, used %zu)", k, len, res,
+			        used);
+			return;
+		}
+	}
+	T_EQ_INT(res, PROTO_REQUEST);
+	T_EQ_INT(used, len);
+	/* a buffer shorter than the last one (another contract violation) restarts the search */
+	const char *first = "CONNECT a:1 HTTP/1.1\r\nX: y",
+	           *second = "CONNECT a:1 HTTP/1.1\r\n\r\n";
+	http_connect_init(&h, false);
+	T_EQ_INT(http_connect_feed(&h, (const uint8_t *)first, strlen(first), &used),
+	         PROTO_NEED_MORE);
+	T_ASSERT(strlen(second) < strlen(first));
+	T_EQ_INT(http_connect_feed(&h, (const uint8_t *)second, strlen(second), &used),
+	         PROTO_REQUEST);
+	T_EQ_INT(used, strlen(second));
+}
+
+/* Review H2: the authority's host in every IPv4 spelling the resolver reads as an address. */
+static void test_numeric_hosts(void)
+{
+	static const char *loop[] = {"127.0.0.1", "127.1", "2130706433", "0x7f000001",
+	                             "017700000001"};
+	struct http_connect h;
+	char req[128];
+	const struct sockaddr_in *sin = (const struct sockaddr_in *)&h.target.addr;
+
+	for (size_t i = 0; i < sizeof(loop) / sizeof(loop[0]); i++) {
+		snprintf(req, sizeof(req), "CONNECT %s:80 HTTP/1.1\r\n\r\n", loop[i]);
+		if (feed1(&h, false, req) != PROTO_REQUEST || h.target.kind != TARGET_IP ||
+		    sin->sin_family != AF_INET || ntohl(sin->sin_addr.s_addr) != 0x7f000001)
+			T_FAILF("\"%s\" is not the IP target 127.0.0.1", loop[i]);
+	}
+	T_EQ_INT(feed1(&h, false, "CONNECT 0:80 HTTP/1.1\r\n\r\n"), PROTO_REQUEST);
+	T_EQ_INT(h.target.kind, TARGET_IP);
+	T_EQ_INT(sin->sin_addr.s_addr, 0);
+	T_EQ_INT(feed1(&h, false, "CONNECT localhost.:80 HTTP/1.1\r\n\r\n"), PROTO_REQUEST);
+	T_EQ_INT(h.target.kind, TARGET_DOMAIN);
+	T_EQ_STR(h.target.host, "localhost.");
+}
+
 static void test_states_after_end(void)
 {
 	struct http_connect h;
@@ -515,6 +639,9 @@ int main(void)
 	T_RUN(test_method);
 	T_RUN(test_malformed);
 	T_RUN(test_too_large);
+	T_RUN(test_one_octet_per_feed);
+	T_RUN(test_scanned_octets_not_revisited);
+	T_RUN(test_numeric_hosts);
 	T_RUN(test_states_after_end);
 	T_RUN(test_replies);
 	T_RUN(test_error_reply_shape);

@@ -251,9 +251,141 @@ static void test_cidr_v4_mapped(void)
 	T_EQ_INT(pick_ip(c, "::ffff:10.1.2.3", 80), OUT_BLOCK);
 	T_EQ_INT(pick_ip(c, "::ffff:192.0.2.7", 80), OUT_A);
 	T_EQ_INT(pick_ip(c, "::ffff:192.0.2.8", 80), OUT_C);
-	/* not mapped: the IPv4-compatible form and NAT64 are other addresses */
+	/* NAT64's well-known prefix (RFC 6052) is translated to the IPv4 address it embeds */
+	T_EQ_INT(pick_ip(c, "64:ff9b::10.1.2.3", 80), OUT_BLOCK);
+	T_EQ_INT(pick_ip(c, "64:ff9b::192.0.2.7", 80), OUT_A);
+	/* not mapped: the deprecated IPv4-compatible form, other prefixes */
 	T_EQ_INT(pick_ip(c, "::10.1.2.3", 80), OUT_C);
-	T_EQ_INT(pick_ip(c, "64:ff9b::10.1.2.3", 80), OUT_C);
+	T_EQ_INT(pick_ip(c, "64:ff9b:1::10.1.2.3", 80), OUT_C);
+	T_EQ_INT(pick_ip(c, "::fffe:10.1.2.3", 80), OUT_C);
+	config_free(c);
+}
+
+/*
+ * Review H2: Linux connects 0.0.0.0 and :: to the local host (loopback), so a
+ * rule for the loopback covers them, whichever way they are written.
+ */
+static void test_cidr_unspecified_is_loopback(void)
+{
+	struct config *c = load(OUTS "[route]\n"
+	                             "default = c\n"
+	                             "rule = cidr 127.0.0.0/8 -> block\n"
+	                             "rule = cidr ::1/128 -> a\n");
+
+	T_ASSERT(c);
+	if (!c)
+		return;
+	T_EQ_INT(pick_ip(c, "0.0.0.0", 80), OUT_BLOCK);
+	T_EQ_INT(pick_ip(c, "::ffff:0.0.0.0", 80), OUT_BLOCK);
+	T_EQ_INT(pick_ip(c, "::ffff:127.0.0.1", 80), OUT_BLOCK);
+	T_EQ_INT(pick_ip(c, "::", 80), OUT_A);
+	T_EQ_INT(pick_ip(c, "::1", 80), OUT_A);
+	/* only the unspecified address: the rest of 0.0.0.0/8 is not the loopback */
+	T_EQ_INT(pick_ip(c, "0.0.0.1", 80), OUT_C);
+	T_EQ_INT(pick_ip(c, "::2", 80), OUT_C);
+	config_free(c);
+
+	/* a rule for 0.0.0.0/8 itself still matches it */
+	c = load(OUTS
+	         "[route]\ndefault = c\nrule = cidr 0.0.0.0/8 -> b\nrule = cidr ::/128 -> a\n");
+	T_ASSERT(c);
+	if (!c)
+		return;
+	T_EQ_INT(pick_ip(c, "0.0.0.0", 80), OUT_B);
+	T_EQ_INT(pick_ip(c, "0.1.2.3", 80), OUT_B);
+	T_EQ_INT(pick_ip(c, "::", 80), OUT_A);
+	T_EQ_INT(pick_ip(c, "127.0.0.1", 80), OUT_C);
+	config_free(c);
+}
+
+/* What a client sends, through the same normalisation the inbounds apply. */
+static int pick_sent(const struct config *c, const char *host, uint16_t port)
+{
+	struct proto_target t = dom(host, port);
+
+	proto_target_ip_literal(&t);
+	return route_pick(c, NULL, &t);
+}
+
+/* Every spelling of the loopback the resolver would accept meets the cidr rule. */
+static void test_cidr_every_spelling(void)
+{
+	static const char *loop[] = {"127.0.0.1",
+	                             "127.1",
+	                             "2130706433",
+	                             "0x7f000001",
+	                             "0X7F.0.0.1",
+	                             "017700000001",
+	                             "0177.1",
+	                             "0",
+	                             "0.0.0.0",
+	                             "127.0.1",
+	                             "[::1]",
+	                             "::1",
+	                             "[::]",
+	                             "::",
+	                             "[::ffff:127.0.0.1]",
+	                             "::ffff:7f00:1",
+	                             "[::ffff:0.0.0.0]",
+	                             "64:ff9b::7f00:1"};
+	struct config *c = load(OUTS "[route]\n"
+	                             "default = c\n"
+	                             "rule = cidr 127.0.0.0/8 -> block\n"
+	                             "rule = cidr ::1/128 -> block\n");
+
+	T_ASSERT(c);
+	if (!c)
+		return;
+	for (size_t i = 0; i < sizeof(loop) / sizeof(loop[0]); i++)
+		if (pick_sent(c, loop[i], 80) != OUT_BLOCK)
+			T_FAILF("\"%s\" is not routed to block", loop[i]);
+	/* names are routed as names; their addresses are checked at connect time (egress.c) */
+	T_EQ_INT(pick_sent(c, "localhost", 80), OUT_C);
+	T_EQ_INT(pick_sent(c, "localhost.", 80), OUT_C);
+	T_EQ_INT(pick_sent(c, "fe80::1%lo", 80), OUT_C);
+	T_EQ_INT(pick_sent(c, "128.1", 80), OUT_C);
+	config_free(c);
+}
+
+static int rule_for(const struct config *c, const char *host, uint16_t port, const char *addr)
+{
+	struct proto_target t = dom(host, port), a = ip(addr, port);
+
+	return route_rule_for(c, &t, &a.addr);
+}
+
+/*
+ * route_rule_for(): the rule deciding a connection to a resolved address of
+ * a name, first match over the name (domain rules), the port and the address
+ * (cidr rules); -1 when none matches (the default applies).
+ */
+static void test_rule_for_resolved_address(void)
+{
+	struct config *c = load(OUTS "[route]\n"
+	                             "default = c\n"
+	                             "rule = domain intranet.example -> a\n"
+	                             "rule = cidr 10.0.0.0/8 -> block\n"
+	                             "rule = port 8443 -> b\n"
+	                             "rule = cidr 127.0.0.0/8 -> block\n");
+
+	T_ASSERT(c);
+	if (!c)
+		return;
+	/* a domain rule before the cidr rule decides for the name it names */
+	T_EQ_INT(rule_for(c, "intranet.example", 80, "10.1.2.3"), 0);
+	T_EQ_INT(rule_for(c, "www.intranet.example", 80, "127.0.0.1"), 0);
+	/* any other name resolving into 10/8 meets the block rule */
+	T_EQ_INT(rule_for(c, "rebind.example", 80, "10.1.2.3"), 1);
+	T_EQ_INT(rule_for(c, "rebind.example", 8443, "10.1.2.3"), 1);
+	T_EQ_INT(rule_for(c, "rebind.example", 80, "::ffff:10.1.2.3"), 1);
+	/* the port rule comes before the loopback rule, for a name as for the literal */
+	T_EQ_INT(rule_for(c, "localhost", 8443, "127.0.0.1"), 2);
+	T_EQ_INT(pick_ip(c, "127.0.0.1", 8443), OUT_B);
+	T_EQ_INT(rule_for(c, "localhost", 80, "127.0.0.1"), 3);
+	T_EQ_INT(rule_for(c, "localhost", 80, "0.0.0.0"), 3);
+	T_EQ_INT(rule_for(c, "example.org", 80, "192.0.2.1"), -1);
+	T_EQ_INT(route_rule_for(c, &(struct proto_target){.kind = TARGET_DOMAIN, .port = 80}, NULL),
+	         -1);
 	config_free(c);
 }
 
@@ -475,6 +607,9 @@ int main(void)
 	T_RUN(test_cidr_v6);
 	T_RUN(test_cidr_zero_prefix);
 	T_RUN(test_cidr_v4_mapped);
+	T_RUN(test_cidr_unspecified_is_loopback);
+	T_RUN(test_cidr_every_spelling);
+	T_RUN(test_rule_for_resolved_address);
 	T_RUN(test_ports);
 	T_RUN(test_domains);
 	T_RUN(test_domain_target_skips_cidr);

@@ -423,11 +423,18 @@ static void test_request_domain_literals(void)
 	T_EQ_INT(s.target.kind, TARGET_IP);
 	T_EQ_INT(sin6->sin6_family, AF_INET6);
 
-	/* not a literal: stays a domain */
+	/* what the resolver would read as an address is one (inet_aton: 1.2.3 is 1.2.0.3) */
 	server_at_request(&s);
 	server_step(&s, BL(5, 1, 0, 3, 5, '1', '.', '2', '.', '3', 0, 22), PROTO_REQUEST, 12);
-	T_EQ_INT(s.target.kind, TARGET_DOMAIN);
+	T_EQ_INT(s.target.kind, TARGET_IP);
+	T_EQ_INT(ntohl(sin->sin_addr.s_addr), 0x01020003);
 	T_EQ_STR(s.target.host, "1.2.3");
+
+	/* not a literal: stays a domain */
+	server_at_request(&s);
+	server_step(&s, BL(5, 1, 0, 3, 5, '1', '.', '2', '.', 'x', 0, 22), PROTO_REQUEST, 12);
+	T_EQ_INT(s.target.kind, TARGET_DOMAIN);
+	T_EQ_STR(s.target.host, "1.2.x");
 }
 
 static void test_request_bad_domain(void)
