@@ -335,11 +335,11 @@ for v in POLICY OPEN GUARD LOOP; do
 	expect_eq "exit-$v" $? 0 "exit status"
 	b=$(grep -o ' blocked=[0-9]*' "${!log}" | tail -n 1)
 	expect_eq "blocked-counted-$v" "${b# blocked=}" "${REFUSED[$pid]}" "stats: blocked"
-	# and the refused addresses under their reasons (an IP target a rule sends to block is
-	# refused by the route itself: blocked, but no address was looked at)
+	# and the refused addresses under their reasons (per address: a name can have several;
+	# an IP target a rule sends to block is refused by the route, no address looked at)
 	e=$(grep -o ' egress_[a-z]*=[0-9]*' "${!log}" | awk -F= '{ n += $2 } END { print n + 0 }')
-	[ "$e" -ge 1 ] && [ "$e" -le "${REFUSED[$pid]}" ] && pass "egress-reasons-counted-$v" ||
-		fail "egress-reasons-counted-$v" "egress_* counters sum to $e for ${REFUSED[$pid]} refusals"
+	[ "$e" -ge 1 ] && pass "egress-reasons-counted-$v" ||
+		fail "egress-reasons-counted-$v" "no egress_* counter moved for ${REFUSED[$pid]} refusals"
 	expect_clean_log "clean-log-$v" "${!log}"
 done
 # Without the self check every connection to the forward port loops until max-connections.
