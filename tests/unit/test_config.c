@@ -1251,12 +1251,12 @@ static void test_example_and_readme(void)
 
 	f = fopen(SPLICED_SRCDIR "/spliced.example.ini", "r");
 	if (f) {
-		getdelim(&ex, &len, '\0', f);
+		T_ASSERT(getdelim(&ex, &len, '\0', f) > 0);
 		fclose(f);
 	}
 	f = fopen(SPLICED_SRCDIR "/README.md", "r");
 	if (f) {
-		getdelim(&readme, &len, '\0', f);
+		T_ASSERT(getdelim(&readme, &len, '\0', f) > 0);
 		fclose(f);
 	}
 	T_ASSERT(ex && readme);
