@@ -268,6 +268,27 @@ static const char *key_end(const char *s)
 }
 
 /*
+ * A line without '=': its text is not echoed, since it may be a password
+ * pasted on a line of its own. Only a first word that is a key of the
+ * section is named; key names are no secret.
+ */
+static void no_equals(struct parser *p, const char *s)
+{
+	size_t n = strcspn(s, " \t");
+
+	for (int i = 0; p->keys && p->keys[i].name; i++) {
+		if (strlen(p->keys[i].name) == n && strncmp(p->keys[i].name, s, n) == 0) {
+			config_err(p, p->line, p->keys[i].name,
+			           "no '=' after the key (expected \"%s = value\")",
+			           p->keys[i].name);
+			return;
+		}
+	}
+	config_err(p, p->line, NULL,
+	           "line is not \"key = value\" (not shown: it may hold a secret)");
+}
+
+/*
  * inih's reader. Counts lines, so the handler inih calls right after a line
  * is returned knows its number. It handles what inih would get wrong or not
  * report per line: section headers (inih truncates long ones and never
@@ -306,8 +327,7 @@ static char *read_line(char *str, int num, void *stream)
 		for (klen = (size_t)(end - s); klen > 0 && isspace((unsigned char)s[klen - 1]);)
 			klen--;
 		if (*end != '=' && *end != ':') {
-			config_err(p, p->line, NULL, "\"%s\" is not \"key = value\"",
-			           config_quote(q, s));
+			no_equals(p, s);
 			continue;
 		}
 		if (klen == 0) {
