@@ -82,7 +82,9 @@ void config_err(struct parser *p, int line, const char *key, const char *fmt, ..
 
 static void close_section(struct parser *p)
 {
-	if (p->sec == SEC_INBOUND)
+	if (p->sec == SEC_MAIN)
+		config_close_main(p);
+	else if (p->sec == SEC_INBOUND)
 		config_close_inbound(p);
 	else if (p->sec == SEC_OUTBOUND)
 		config_close_outbound(p);
@@ -464,6 +466,7 @@ static struct config *config_new(const char *file)
 	c->max_pipes = 0;
 	c->resolver_threads = DEF_RESOLVER_THREADS;
 	c->accept_steering = STEER_HASH;
+	c->run_gid = (gid_t)-1;
 	c->route_default = -1;
 	return c;
 }

@@ -51,6 +51,7 @@ struct inbound {
 	/* socks5 / http: inline users (user = a:b), plus a users file path. */
 	struct users inline_users;
 	char *users_file; /* NULL if none */
+	int users_line;   /* of the users key, for messages */
 	/* forward: the fixed target, "host:port" (host may be a name). */
 	char *target_host;
 	uint16_t target_port;
@@ -111,6 +112,12 @@ struct config {
 	unsigned max_pipes;        /* per worker pool cap (0 = 2 * max_connections / workers) */
 	unsigned resolver_threads;
 	enum accept_steering accept_steering;
+	/* user / group: whom to run as once set up (privdrop.c); run_as false = stay root */
+	bool run_as;
+	uid_t run_uid;
+	gid_t run_gid; /* (gid_t)-1 until known */
+	char run_user[CONFIG_NAME_MAX + 1];
+	int user_line;
 	/* sections */
 	struct inbound inbounds[CONFIG_MAX_INBOUNDS];
 	size_t n_inbounds;

@@ -2,7 +2,9 @@
 /* Unit tests for relay/config.c and relay/users.c: every key, every error class, users files. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <grp.h>
 #include <netinet/in.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -595,12 +597,36 @@ static void test_errors(void)
 	         "t.ini:2: [main]: line is not \"key = value\" (not shown: it may hold a secret)\n"},
 	        {"[main]\n= 5\n" IN, "t.ini:2: [main]: missing key before '='\n"},
 	        /* a line without '=' names only a key of the section, never the rest */
+	        {"[main]\nuser nobody\n" IN,
+	         "t.ini:2: [main] user: no '=' after the key (expected \"user = value\")\n"},
 	        {IN "[outbound o]\ntype = socks5\nserver = h:1\nusername = u\npassword hunter2\n",
 	         "t.ini:8: [outbound o] password: no '=' after the key (expected \"password = "
 	         "value\")\n"
 	         "t.ini:7: [outbound o] username: set without password\n"},
 	        {"[main]\nhunter2 with blanks\n" IN,
 	         "t.ini:2: [main]: line is not \"key = value\" (not shown: it may hold a secret)\n"},
+	        /* [main] user / group */
+	        {"[main]\nuser = no-such-user-spliced\n" IN,
+	         "t.ini:2: [main] user: unknown user \"no-such-user-spliced\"\n"},
+	        {"[main]\nuser = nobody\ngroup = no-such-group-spliced\n" IN,
+	         "t.ini:3: [main] group: unknown group \"no-such-group-spliced\"\n"},
+	        {"[main]\ngroup = nogroup\n" IN, "t.ini:2: [main] group: set without user\n"},
+	        {"[main]\nuser = root\n" IN,
+	         "t.ini:2: [main] user: \"root\" is root: name an unprivileged user (or leave user "
+	         "out)\n"},
+	        {"[main]\nuser = 0\n" IN,
+	         "t.ini:2: [main] user: \"0\" is root: name an unprivileged user (or leave user "
+	         "out)\n"},
+	        {"[main]\nuser = nobody\ngroup = 0\n" IN,
+	         "t.ini:3: [main] group: \"0\" is root's group: name an unprivileged group\n"},
+	        {"[main]\nuser = nobody\ngroup = root\n" IN,
+	         "t.ini:3: [main] group: \"root\" is root's group: name an unprivileged group\n"},
+	        {"[main]\nuser = 4294967295\n" IN,
+	         "t.ini:2: [main] user: \"4294967295\" is out of range (0..4294967294)\n"},
+	        {"[main]\nuser = 4000000000\n" IN,
+	         "t.ini:2: [main] user: uid 4000000000 has no passwd entry: set group\n"},
+	        {"[main]\nuser = nobody\nuser = nobody\n" IN,
+	         "t.ini:3: [main] user: duplicate key (first set on line 2)\n"},
 	        {"[main\n" IN, "t.ini:1: section header \"[main\" has no closing ']'\n"},
 	        {"[main] x\n" IN, "t.ini:1: text after the section header: \"x\"\n"},
 	        {"[]\n" IN, "t.ini:1: []: empty section name\n"},
@@ -928,6 +954,60 @@ static void test_users_audit(void)
 	}
 	/* a missing file: nothing to say here, the loader reports it */
 	T_EQ_INT(users_file_audit("/nonexistent/users", (uid_t)-1, NULL), 0);
+}
+
+/* [main] user / group, looked up at load time. */
+static void test_run_as(void)
+{
+	struct passwd *pw = getpwnam("nobody");
+	struct group *gr = getgrnam("nogroup");
+	struct config *c;
+
+	T_ASSERT(pw && gr);
+	if (!pw || !gr)
+		return;
+	c = load_ok(IN);
+	T_ASSERT(c && !c->run_as);
+	config_free(c);
+
+	c = load_ok("[main]\nworkers = 1\nuser = nobody\n" IN);
+	T_ASSERT(c && c->run_as);
+	if (c) {
+		T_EQ_INT(c->run_uid, pw->pw_uid);
+		T_EQ_INT(c->run_gid, pw->pw_gid);
+		T_EQ_STR(c->run_user, "nobody");
+		T_EQ_INT(c->user_line, 3);
+	}
+	config_free(c);
+
+	/* a number is a uid; the name in messages is the passwd entry's */
+	c = load_ok("[main]\nuser = 65534\n" IN);
+	T_ASSERT(c && c->run_as);
+	if (c && pw->pw_uid == 65534) {
+		T_EQ_STR(c->run_user, "nobody");
+		T_EQ_INT(c->run_gid, pw->pw_gid);
+	}
+	config_free(c);
+
+	/* group before or after user */
+	c = load_ok("[main]\ngroup = nogroup\nuser = nobody\n" IN);
+	T_ASSERT(c && c->run_gid == gr->gr_gid);
+	config_free(c);
+	c = load_ok("[main]\nuser = nobody\ngroup = 4000000001\n" IN);
+	T_ASSERT(c && c->run_gid == 4000000001u);
+	config_free(c);
+
+	/* a uid without a passwd entry, with a group */
+	c = load_ok("[main]\nuser = 4000000000\ngroup = nogroup\n" IN);
+	T_ASSERT(c && c->run_as && c->run_uid == 4000000000u && c->run_gid == gr->gr_gid);
+	if (c)
+		T_EQ_STR(c->run_user, "4000000000");
+	config_free(c);
+
+	/* the users key's line is kept for reload messages */
+	c = load_ok(IN "users = /dev/null\n");
+	T_ASSERT(c && c->inbounds[0].users_line == 4);
+	config_free(c);
 }
 
 static void test_inbound_users(void)
@@ -1452,6 +1532,7 @@ int main(void)
 	T_RUN(test_users_check);
 	T_RUN(test_users_check_sizes);
 	T_RUN(test_users_audit);
+	T_RUN(test_run_as);
 	T_RUN(test_inbound_users);
 	T_RUN(test_relative_users_path);
 	T_RUN(test_durations);
