@@ -197,8 +197,9 @@ static void warn_pipe_limit(const struct config *cfg)
 	long page = sysconf(_SC_PAGESIZE);
 	unsigned long long want = 2ull * cfg->max_connections * cfg->pipe_size;
 
-	if (soft <= 0 || page <= 0 || want <= (unsigned long long)soft * (unsigned long long)page)
-		return;
+	if (!cfg->n_inbounds || soft <= 0 || page <= 0 ||
+	    want <= (unsigned long long)soft * (unsigned long long)page)
+		return; /* no relay (WireGuard only), or room for every connection */
 	log_warn("user %s: the kernel allows an unprivileged user %ld MiB of pipes "
 	         "(fs.pipe-user-pages-soft = %ld, about %llu busy connections at pipe-size %u); "
 	         "beyond that pipes shrink to %ld KiB: raise the sysctl for many busy connections",

@@ -23,6 +23,20 @@ NOBODY_GID=$(id -g nobody)
 # spliced, once it is nobody, reads users files through this directory
 chmod 755 "$T_TMP"
 
+# --check resolves the names: an unknown user or group is a file:line error, exit 2
+printf '[main]\nuser = no-such-user-spliced\ngroup = no-such-group-spliced\n[inbound s]\ntype = socks5\nlisten = 127.0.0.1:1\n' >"$T_TMP/bad.ini"
+out=$("$SPLICED_BIN" --check -c "$T_TMP/bad.ini" 2>&1)
+rc=$?
+if [ $rc -eq 2 ] && grep -qF "bad.ini:2: [main] user: unknown user \"no-such-user-spliced\"" <<<"$out" &&
+	grep -qF "bad.ini:3: [main] group: unknown group \"no-such-group-spliced\"" <<<"$out"; then
+	pass check/unknown-user-group
+else
+	fail check/unknown-user-group "rc=$rc: $out"
+fi
+printf '[main]\nuser = nobody\n[inbound s]\ntype = socks5\nlisten = 127.0.0.1:1\n' >"$T_TMP/good.ini"
+out=$("$SPLICED_BIN" --check -c "$T_TMP/good.ini" 2>&1)
+expect_eq check/user-nobody "$?" 0 "--check exit status ($out)"
+
 netns_new A || { fail setup/netns; finish; }
 head -c 8388608 /dev/urandom >"$T_TMP/blob"
 WANT=$(sha "$T_TMP/blob")
