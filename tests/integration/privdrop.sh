@@ -241,6 +241,26 @@ listen = 10.79.0.1:1080
 [wireguard $NA]
 config = a.conf
 C
+# memscan.py PID BASE64...: how often each decoded key occurs in PID's readable memory
+cat >"$T_TMP/memscan.py" <<'PY'
+import base64, sys
+pid, keys = int(sys.argv[1]), [base64.b64decode(k) for k in sys.argv[2:]]
+counts = [0] * len(keys)
+with open("/proc/%d/maps" % pid) as maps, open("/proc/%d/mem" % pid, "rb", 0) as mem:
+    for line in maps:
+        f = line.split()
+        if "r" not in f[1] or (len(f) > 5 and f[5] in ("[vvar]", "[vsyscall]")):
+            continue
+        lo, hi = (int(x, 16) for x in f[0].split("-"))
+        try:
+            mem.seek(lo)
+            data = mem.read(hi - lo)
+        except (OSError, OverflowError):
+            continue
+        for i, k in enumerate(keys):
+            counts[i] += data.count(k)
+print(" ".join(map(str, counts)))
+PY
 WLOG=$T_TMP/spliced-wg.log
 T_LOGS+=("$WLOG")
 ip netns exec "$A" "$SPLICED_BIN" -c "$T_TMP/wg.ini" 2>"$WLOG" &
@@ -249,6 +269,10 @@ on_cleanup_pid "$WPID"
 on_cleanup_file "/var/run/wireguard/$NA.sock"
 if wg_wait_sock "$NA" 10 && wait_port 10.79.0.1 1080 10 "$A" && kill -0 "$WPID" 2>/dev/null; then
 	pass wg/starts
+	# L14: the parsed wg-quick file is wiped once the device is up; the private key lives
+	# on in the device's identity only (before any `wg show`, which copies it again)
+	expect_eq wg/private-key-one-copy "$(python3 "$T_TMP/memscan.py" "$WPID" "$KA_PRIV")" 1 \
+		"copies of the private key in the process's memory"
 	start_swg DB "$B" "$T_TMP/b.conf" "$NB" || fail wg/peer-starts
 	if ip -n "$A" rule | grep -q 'lookup 51820'; then pass wg/policy-rules-installed
 	else fail wg/policy-rules-installed "$(ip -n "$A" rule | tr '\n' ';')"; fi
