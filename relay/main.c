@@ -193,7 +193,7 @@ static void reload_users(struct server *srv, struct reload *rl, const struct pri
 		return;
 	}
 	free_held(rl, cfg->n_inbounds); /* every worker has moved past them */
-	if (privdrop_reload_check(pd, cfg) < 0 || load_users(srv, fresh) < 0) {
+	if (privdrop_reload_check(pd, cfg, cfg) < 0 || load_users(srv, fresh) < 0) {
 		log_error("SIGHUP: users not reloaded; the previous users stay in force");
 		return;
 	}

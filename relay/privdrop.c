@@ -88,11 +88,23 @@ static unsigned listen_port(const struct inbound *in)
 	return ntohs(((const struct sockaddr_in *)&in->listen)->sin_port);
 }
 
-void privdrop_needs(const struct config *cfg, struct privdrop_needs *out)
+/* A listener of `bound` (the running configuration) has this address: it is not bound again. */
+static bool already_bound(const struct config *bound, const struct inbound *in)
+{
+	for (size_t i = 0; bound && i < bound->n_inbounds; i++)
+		if (bound->inbounds[i].listen_len == in->listen_len &&
+		    !memcmp(&bound->inbounds[i].listen, &in->listen, in->listen_len))
+			return true;
+	return false;
+}
+
+static void needs_of(const struct config *cfg, const struct config *bound,
+                     struct privdrop_needs *out)
 {
 	memset(out, 0, sizeof(*out));
 	for (size_t i = 0; i < cfg->n_inbounds; i++)
-		if (privdrop_port_privileged(listen_port(&cfg->inbounds[i])))
+		if (privdrop_port_privileged(listen_port(&cfg->inbounds[i])) &&
+		    !already_bound(bound, &cfg->inbounds[i]))
 			privdrop_need(out, CAP_NET_BIND_SERVICE, cfg->inbounds[i].line,
 			              "a listen port below net.ipv4.ip_unprivileged_port_start");
 	for (size_t i = 0; i < cfg->n_outbounds; i++) {
@@ -110,6 +122,11 @@ void privdrop_needs(const struct config *cfg, struct privdrop_needs *out)
 	for (size_t i = 0; i < cfg->n_wireguards; i++)
 		privdrop_need(out, CAP_NET_ADMIN, cfg->wireguards[i].line,
 		              "[wireguard] (routes and rules removed at exit, `wg set` rebinds)");
+}
+
+void privdrop_needs(const struct config *cfg, struct privdrop_needs *out)
+{
+	needs_of(cfg, NULL, out);
 }
 
 /* --- the drop --- */
@@ -167,6 +184,20 @@ static int drop_bounding(uint64_t keep)
 			return -errno;
 	}
 	return 0;
+}
+
+/* True when the bounding set holds a capability outside keep. */
+static bool bounding_beyond(uint64_t keep)
+{
+	for (int cap = 0; cap < PRIVDROP_CAPS; cap++) {
+		int in = prctl(PR_CAPBSET_READ, cap, 0, 0, 0);
+
+		if (in < 0)
+			break;
+		if (in && !(keep & 1ull << cap))
+			return true;
+	}
+	return false;
 }
 
 /* "CAP_NET_ADMIN CAP_NET_BIND_SERVICE" or "none". */
@@ -235,6 +266,7 @@ int privdrop_apply(const struct config *cfg, const struct privdrop_needs *n, str
 	gid_t rg, eg, sg;
 	char text[128];
 	int threads = count_threads(), ret = 0;
+	bool from_root = geteuid() == 0;
 
 	memset(out, 0, sizeof(*out));
 	if (!cfg->run_as)
@@ -244,7 +276,7 @@ int privdrop_apply(const struct config *cfg, const struct privdrop_needs *n, str
 		log_error("internal: %d threads exist before the privilege drop", threads);
 		return -EBUSY;
 	}
-	if (geteuid() != 0) {
+	if (!from_root) {
 		if (geteuid() != cfg->run_uid || getegid() != cfg->run_gid) {
 			log_error(
 			        "[main] user = %s: spliced must start as root (or as that user) to "
@@ -285,7 +317,9 @@ check:
 	/* Trust nothing: read back what the kernel says we are. */
 	if (getresuid(&ru, &eu, &su) < 0 || getresgid(&rg, &eg, &sg) < 0 ||
 	    capget_caps(&perm, &eff) < 0 || ru != cfg->run_uid || eu != ru || su != ru ||
-	    rg != cfg->run_gid || eg != rg || sg != rg || perm & ~keep || eff != perm) {
+	    rg != cfg->run_gid || eg != rg || sg != rg || perm & ~keep || eff != perm ||
+	    prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1 ||
+	    (from_root && (getgroups(0, NULL) != 0 || bounding_beyond(keep)))) {
 		log_error("privilege drop did not take effect (uid %u, gid %u)", (unsigned)eu,
 		          (unsigned)eg);
 		return -EPERM;
@@ -340,14 +374,15 @@ void privdrop_warn_unreadable(const struct privdrop *pd, const struct config *cf
 		unreadable_users(cfg, true);
 }
 
-int privdrop_reload_check(const struct privdrop *pd, const struct config *cfg)
+int privdrop_reload_check(const struct privdrop *pd, const struct config *running,
+                          const struct config *cfg)
 {
 	struct privdrop_needs want;
 	int bad = 0;
 
 	if (!pd->dropped)
 		return 0;
-	privdrop_needs(cfg, &want);
+	needs_of(cfg, running, &want);
 	for (int cap = 0; cap < PRIVDROP_CAPS; cap++) {
 		char b[16];
 

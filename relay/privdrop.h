@@ -51,12 +51,15 @@ bool privdrop_port_privileged(unsigned port);
 int privdrop_apply(const struct config *cfg, const struct privdrop_needs *n, struct privdrop *out);
 
 /*
- * Whether a reload of cfg can be done with what pd holds: one log line
+ * Whether a reload to cfg can be done with what pd holds: one log line
  * "file:line: ...: needs a restart" per capability it needs beyond pd->kept
- * and per users file the current credentials cannot open. 0 or -EPERM.
+ * and per users file the current credentials cannot open. A listener whose
+ * address `running` already has is kept, not bound again: it needs nothing.
+ * (Today SIGHUP reloads users only, so cfg is running.) 0 or -EPERM.
  * Always 0 when the process did not drop privileges.
  */
-int privdrop_reload_check(const struct privdrop *pd, const struct config *cfg);
+int privdrop_reload_check(const struct privdrop *pd, const struct config *running,
+                          const struct config *cfg);
 /* At start-up, after the drop: warn about users files a SIGHUP could not re-read. */
 void privdrop_warn_unreadable(const struct privdrop *pd, const struct config *cfg);
 /* "CAP_NET_ADMIN"; "CAP_37" for one this file has no name for. */

@@ -6,6 +6,7 @@
 #   none    a SOCKS5 inbound above port 1024 with a users file: no capability at all
 #   bind    a listener on port 80: CAP_NET_BIND_SERVICE
 #   mark    an outbound with fwmark and bind-interface: CAP_NET_ADMIN (SO_MARK per connection)
+#   bindif  an outbound with bind-interface only: nothing (SO_BINDTODEVICE needs none since 5.7)
 #   wg      a hosted [wireguard] interface with a /0 peer: CAP_NET_ADMIN, used by `wg set
 #           listen-port` (the new sockets need SO_MARK) and at SIGTERM (policy rules removed)
 # Each transfers bytes (sha256-checked). SIGHUP with a users file nobody cannot read is refused
@@ -197,6 +198,27 @@ default = marked"; then
 	stop_clean mark/stop
 else
 	fail mark/starts
+fi
+# --- bindif: SO_BINDTODEVICE on a fresh socket needs no capability (since Linux 5.7)
+if start_spliced "[main]
+user = nobody
+
+[inbound s]
+type = socks5
+listen = 127.0.0.1:1083
+
+[outbound lo]
+type = direct
+bind-interface = lo
+
+[route]
+default = lo"; then
+	pass bindif/starts
+	expect_creds bindif/creds "$SPLICED_PID" 0000000000000000
+	socks_get bindif/transfer "$A" 127.0.0.1:1083
+	stop_clean bindif/stop
+else
+	fail bindif/starts
 fi
 SPLICED_NETNS=
 
