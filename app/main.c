@@ -2,6 +2,7 @@
 /* spliced entry point: command line, signals, starting and stopping the workers. */
 #include <errno.h>
 #include <getopt.h>
+#include <linux/capability.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include "sockaddr.h"
 #include "stats.h"
 #include "loop.h"
+#include "privdrop.h"
 #include "resolve.h"
 #include "wg_cli.h"
 #include "wg_hosted.h"
@@ -49,6 +51,7 @@ static const char usage_text[] =
         "                     [main] drain-timeout, then close them and exit 0.\n"
         "  SIGHUP             re-read every inbound's users file; open connections are\n"
         "                     untouched; on error the previous users stay in force.\n"
+        "  SIGUSR1            print the counters of every [wireguard] interface.\n"
         "\n"
         "Exit status: 0 after a clean stop, 1 on a runtime error (cannot listen,\n"
         "io_uring unavailable), 2 on a usage or configuration error.\n"
@@ -146,35 +149,77 @@ static void free_users_table(struct users *u)
 }
 
 /*
+ * Reloads, counted. The workers acknowledge a reload by adding one to
+ * srv->reload_acks when their event handler sees the message; that counter
+ * is never reset, so `posted` (messages sent, n_workers per reload) is what
+ * it reads once every worker has acknowledged every reload so far. A
+ * reload starts only then: an acknowledgement that arrives late (after a
+ * reload gave up waiting) can never be taken for one of the next reload,
+ * and since no message is pending when a reload posts its own, no two
+ * coalesce into one acknowledgement. Tables replaced by a reload that gave
+ * up waiting are held, not leaked, and freed once the count catches up.
+ */
+struct reload {
+	unsigned gen;    /* reloads started */
+	unsigned posted; /* RELOAD messages posted, all reloads */
+	struct users *held[CONFIG_MAX_INBOUNDS];
+	bool holding;
+};
+
+enum { RELOAD_WAIT_MS = 5000 };
+
+static void free_held(struct reload *rl, size_t n_inbounds)
+{
+	for (size_t i = 0; rl->holding && i < n_inbounds; i++)
+		free_users_table(rl->held[i]);
+	rl->holding = false;
+}
+
+/*
  * SIGHUP: build every table first (all or nothing), publish them, then wait
  * until each worker has passed through its event handler, after which no
  * worker can still hold an old pointer (workers only use it inside one
  * completion handler), and free the old tables.
  */
-static void reload_users(struct server *srv)
+static void reload_users(struct server *srv, struct reload *rl, const struct privdrop *pd)
 {
 	struct users *fresh[CONFIG_MAX_INBOUNDS], *old[CONFIG_MAX_INBOUNDS];
 	const struct config *cfg = srv->cfg;
+	unsigned acks = atomic_load(&srv->reload_acks);
 
-	if (load_users(srv, fresh) < 0) {
+	if (acks != rl->posted) {
+		log_error("SIGHUP: reload %u is still not acknowledged by every worker (%u of %u); "
+		          "users not reloaded",
+		          rl->gen, acks - (rl->posted - (unsigned)srv->n_workers),
+		          (unsigned)srv->n_workers);
+		return;
+	}
+	free_held(rl, cfg->n_inbounds); /* every worker has moved past them */
+	if (privdrop_reload_check(pd, cfg, cfg) < 0 || load_users(srv, fresh) < 0) {
 		log_error("SIGHUP: users not reloaded; the previous users stay in force");
 		return;
 	}
+	rl->gen++;
 	for (size_t i = 0; i < cfg->n_inbounds; i++)
 		old[i] = atomic_exchange(&srv->users[i], fresh[i]);
-	atomic_store(&srv->reload_acks, 0);
+	rl->posted += (unsigned)srv->n_workers;
 	for (int i = 0; i < srv->n_workers; i++)
 		worker_post(&srv->workers[i], WORKER_MSG_RELOAD);
-	for (int waited = 0; atomic_load(&srv->reload_acks) < (unsigned)srv->n_workers; waited++) {
-		if (waited > 5000) {
-			log_error("SIGHUP: workers did not acknowledge; old users tables leaked");
+	for (int waited = 0; atomic_load(&srv->reload_acks) != rl->posted; waited++) {
+		if (waited > RELOAD_WAIT_MS) {
+			log_error(
+			        "SIGHUP: reload %u: workers did not acknowledge within %d ms; the old "
+			        "users tables are freed once they do",
+			        rl->gen, RELOAD_WAIT_MS);
+			memcpy(rl->held, old, cfg->n_inbounds * sizeof(old[0]));
+			rl->holding = true;
 			return;
 		}
 		usleep(1000);
 	}
 	for (size_t i = 0; i < cfg->n_inbounds; i++)
 		free_users_table(old[i]);
-	log_info("SIGHUP: users reloaded");
+	log_info("SIGHUP: users reloaded (reload %u)", rl->gen);
 }
 
 static void log_stats(struct server *srv)
@@ -189,16 +234,19 @@ static void log_stats(struct server *srv)
 	log_info("stats: accepted per worker: %s%s", per, off >= sizeof(per) ? "..." : "");
 }
 
-static int start_workers(struct server *srv)
+/* Rings and listeners, no thread yet: everything here may need root (low ports). */
+static int create_workers(struct server *srv)
 {
 	const struct config *cfg = srv->cfg;
 	char addr[SA_STR_MAX];
 	int ret;
 
-	srv->n_workers = worker_count(cfg);
-	srv->workers = calloc((size_t)srv->n_workers, sizeof(*srv->workers));
+	int n = worker_count(cfg);
+
+	srv->workers = calloc((size_t)n, sizeof(*srv->workers));
 	if (!srv->workers)
 		return -ENOMEM;
+	srv->n_workers = n;
 	for (int i = 0; i < srv->n_workers; i++) {
 		ret = worker_init(&srv->workers[i], i, srv);
 		if (ret < 0) {
@@ -225,6 +273,13 @@ static int start_workers(struct server *srv)
 		log_info("inbound %s (%s) listening on %s", cfg->inbounds[j].name,
 		         types[cfg->inbounds[j].type], sa_str(&cfg->inbounds[j].listen, addr));
 	}
+	return 0;
+}
+
+static int start_workers(struct server *srv)
+{
+	int ret;
+
 	for (int i = 0; i < srv->n_workers; i++) {
 		ret = worker_start(&srv->workers[i]);
 		if (ret < 0) {
@@ -246,15 +301,32 @@ static int start_workers(struct server *srv)
 	return 0;
 }
 
-static int serve(struct server *srv, sigset_t *sigs)
+struct running {
+	struct server *srv;
+	struct wg_hosted *wg;
+	struct privdrop pd;
+	struct reload reload;
+};
+
+static int serve(struct running *r, sigset_t *sigs)
 {
+	struct server *srv = r->srv;
+
 	for (;;) {
 		siginfo_t si;
 		int sig = sigwaitinfo(sigs, &si);
 		if (sig < 0)
 			continue;
 		if (sig == SIGHUP) {
-			reload_users(srv);
+			reload_users(srv, &r->reload, &r->pd);
+			continue;
+		}
+		if (sig == SIGUSR1) {
+			if (srv->cfg->n_wireguards)
+				wg_hosted_dump_stats(r->wg);
+			else
+				log_info("SIGUSR1: no [wireguard] interface to report; the relay's "
+				         "counters are logged at exit");
 			continue;
 		}
 		log_info("%s: stopping (drain up to %u ms)", strsignal(sig),
@@ -266,6 +338,59 @@ static int serve(struct server *srv, sigset_t *sigs)
 	for (int i = 0; i < srv->n_workers; i++)
 		pthread_join(srv->workers[i].thread, NULL);
 	return EXIT_OK;
+}
+
+/* Warnings about who may read or change the users files (L9); --check prints them too. */
+static void audit_users_files(const struct config *cfg)
+{
+	for (size_t i = 0; i < cfg->n_inbounds; i++)
+		if (cfg->inbounds[i].users_file)
+			users_file_audit(cfg->inbounds[i].users_file,
+			                 cfg->run_as ? cfg->run_uid : (uid_t)-1, stderr);
+}
+
+/*
+ * Start-up order, so that every thread runs with the reduced credentials
+ * (capabilities are per thread; a thread started before the drop would
+ * keep root's): first everything that may need root (descriptor limit,
+ * WireGuard TUN, sockets, routes and UAPI socket, then the rings and the
+ * listeners), then the drop, then every thread: resolver, WireGuard
+ * devices, relay workers.
+ */
+static int start(struct running *r)
+{
+	struct server *srv = r->srv;
+	const struct config *cfg = srv->cfg;
+	struct privdrop_needs needs;
+	int ret;
+
+	ret = wg_hosted_create(cfg, &r->wg);
+	if (ret < 0)
+		return ret;
+	if (cfg->n_inbounds) {
+		ret = create_workers(srv);
+		if (ret < 0)
+			return ret;
+	}
+	privdrop_needs(cfg, &needs);
+	for (size_t i = 0; i < cfg->n_wireguards; i++)
+		if (privdrop_port_privileged(wg_hosted_listen_port(r->wg, i)))
+			privdrop_need(
+			        &needs, CAP_NET_BIND_SERVICE, cfg->wireguards[i].line,
+			        "a WireGuard ListenPort below net.ipv4.ip_unprivileged_port_start");
+	ret = privdrop_apply(cfg, &needs, &r->pd);
+	if (ret < 0)
+		return ret;
+	privdrop_warn_unreadable(&r->pd, cfg);
+	ret = resolver_start(&srv->resolver, cfg->resolver_threads);
+	if (ret < 0) {
+		log_error("cannot start the resolver: %s", strerror(-ret));
+		return ret;
+	}
+	ret = wg_hosted_run(r->wg);
+	if (ret < 0)
+		return ret;
+	return cfg->n_inbounds ? start_workers(srv) : 0;
 }
 
 int main(int argc, char **argv)
@@ -282,7 +407,7 @@ int main(int argc, char **argv)
 	struct config *cfg = NULL;
 	struct server srv;
 	struct users *tables[CONFIG_MAX_INBOUNDS];
-	struct wg_hosted *wg = NULL;
+	struct running run;
 	sigset_t sigs;
 	int opt, ret, rc = EXIT_RUNTIME;
 
@@ -324,6 +449,7 @@ int main(int argc, char **argv)
 		config_free(cfg);
 		return EXIT_CONFIG;
 	}
+	audit_users_files(cfg);
 	if (check) {
 		printf("%s: configuration OK\n", cfg->file);
 		config_free(cfg);
@@ -337,9 +463,12 @@ int main(int argc, char **argv)
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGHUP);
+	sigaddset(&sigs, SIGUSR1);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 
 	memset(&srv, 0, sizeof(srv));
+	memset(&run, 0, sizeof(run));
+	run.srv = &srv;
 	srv.cfg = cfg;
 	raise_nofile(cfg, worker_count(cfg));
 	ret = load_users(&srv, tables);
@@ -349,24 +478,18 @@ int main(int argc, char **argv)
 	}
 	for (size_t i = 0; i < cfg->n_inbounds; i++)
 		atomic_init(&srv.users[i], tables[i]);
-	ret = resolver_start(&srv.resolver, cfg->resolver_threads);
-	if (ret < 0) {
-		log_error("cannot start the resolver: %s", strerror(-ret));
-		goto out;
-	}
-	if (wg_hosted_start(cfg, &wg) < 0)
-		goto out;
 	worker_stats_group(&srv);
-	if (cfg->n_inbounds == 0 || start_workers(&srv) == 0)
-		rc = serve(&srv, &sigs);
-	wg_hosted_stop(wg);
-	if (cfg->n_inbounds)
+	if (start(&run) == 0)
+		rc = serve(&run, &sigs);
+	/* Every worker thread has been joined (serve, or start_workers on failure). */
+	wg_hosted_stop(run.wg);
+	if (cfg->n_inbounds && srv.workers)
 		log_stats(&srv);
-out:
 	resolver_stop(srv.resolver);
 	for (int i = 0; i < srv.n_workers; i++)
 		worker_destroy(&srv.workers[i]);
 	free(srv.workers);
+	free_held(&run.reload, cfg->n_inbounds);
 	for (size_t i = 0; i < cfg->n_inbounds; i++)
 		free_users_table(atomic_load(&srv.users[i]));
 	config_free(cfg);

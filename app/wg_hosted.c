@@ -2,6 +2,7 @@
 /* Runs the [wireguard NAME] interfaces of spliced.ini next to the relay workers. */
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,8 +13,8 @@
 #include "wg_hosted.h"
 
 struct wg_hosted_dev {
-	struct wgconf conf; /* kept for the device's lifetime, as `spliced wg up` does */
 	struct wg_device *dev;
+	uint16_t listen_port; /* the file's ListenPort (0: random) */
 	pthread_t thread;
 	bool running;
 };
@@ -57,11 +58,19 @@ static void *run(void *arg)
 	return NULL;
 }
 
-int wg_hosted_start(const struct config *cfg, struct wg_hosted **out)
+/*
+ * The wg-quick file's keys live in the parsed conf only until the device is
+ * up: wg_device_create() copies the private key into the device's identity
+ * and each PSK into its peer, and nothing reads the conf afterwards, so it
+ * is wiped at once (wgconf_free() clears keys and PSKs) instead of staying
+ * in memory for the device's lifetime.
+ */
+int wg_hosted_create(const struct config *cfg, struct wg_hosted **out)
 {
 	struct wg_hosted *h = calloc(1, sizeof(*h));
 	int ret = 0;
 
+	*out = NULL;
 	if (!h)
 		return -ENOMEM;
 	for (size_t i = 0; i < cfg->n_wireguards; i++) {
@@ -69,26 +78,21 @@ int wg_hosted_start(const struct config *cfg, struct wg_hosted **out)
 		struct wg_device_opts opts = {
 		        .name = s->name, .routes = true, .ready_fd = -1, .time_scale = 1};
 		struct wg_hosted_dev *d = &h->v[h->n];
+		struct wgconf conf;
 
-		ret = parse(s, &d->conf);
+		ret = parse(s, &conf);
 		if (ret < 0)
 			break;
-		opts.workers = d->conf.workers;
-		opts.offload = d->conf.offload;
-		ret = wg_device_create(&d->dev, &d->conf, &opts);
+		opts.workers = conf.workers;
+		opts.offload = conf.offload;
+		d->listen_port = conf.listen_port;
+		ret = wg_device_create(&d->dev, &conf, &opts);
+		wgconf_free(&conf);
 		if (ret < 0) {
-			wgconf_free(&d->conf);
 			log_error("wireguard %s: cannot bring the interface up", s->name);
 			break;
 		}
 		h->n++;
-		ret = -pthread_create(&d->thread, NULL, run, d);
-		if (ret < 0) {
-			log_error("wireguard %s: cannot start: %s", s->name, strerror(-ret));
-			break;
-		}
-		d->running = true;
-		pthread_setname_np(d->thread, "spliced-wg");
 		log_info("wireguard %s: up (%s)", s->name, s->conf);
 	}
 	if (ret < 0) {
@@ -97,6 +101,35 @@ int wg_hosted_start(const struct config *cfg, struct wg_hosted **out)
 	}
 	*out = h;
 	return 0;
+}
+
+int wg_hosted_run(struct wg_hosted *h)
+{
+	int ret;
+
+	for (size_t i = 0; h && i < h->n; i++) {
+		struct wg_hosted_dev *d = &h->v[i];
+
+		ret = -pthread_create(&d->thread, NULL, run, d);
+		if (ret < 0) {
+			log_error("wireguard: cannot start a device thread: %s", strerror(-ret));
+			return ret;
+		}
+		d->running = true;
+		pthread_setname_np(d->thread, "spliced-wg");
+	}
+	return 0;
+}
+
+uint16_t wg_hosted_listen_port(const struct wg_hosted *h, size_t i)
+{
+	return h && i < h->n ? h->v[i].listen_port : 0;
+}
+
+void wg_hosted_dump_stats(struct wg_hosted *h)
+{
+	for (size_t i = 0; h && i < h->n; i++)
+		wg_device_dump_stats(h->v[i].dev);
 }
 
 void wg_hosted_stop(struct wg_hosted *h)
@@ -110,7 +143,6 @@ void wg_hosted_stop(struct wg_hosted *h)
 		if (h->v[i].running)
 			pthread_join(h->v[i].thread, NULL);
 		wg_device_destroy(h->v[i].dev);
-		wgconf_free(&h->v[i].conf);
 	}
 	free(h);
 }

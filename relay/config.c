@@ -82,7 +82,9 @@ void config_err(struct parser *p, int line, const char *key, const char *fmt, ..
 
 static void close_section(struct parser *p)
 {
-	if (p->sec == SEC_INBOUND)
+	if (p->sec == SEC_MAIN)
+		config_close_main(p);
+	else if (p->sec == SEC_INBOUND)
 		config_close_inbound(p);
 	else if (p->sec == SEC_OUTBOUND)
 		config_close_outbound(p);
@@ -268,6 +270,27 @@ static const char *key_end(const char *s)
 }
 
 /*
+ * A line without '=': its text is not echoed, since it may be a password
+ * pasted on a line of its own. Only a first word that is a key of the
+ * section is named; key names are no secret.
+ */
+static void no_equals(struct parser *p, const char *s)
+{
+	size_t n = strcspn(s, " \t");
+
+	for (int i = 0; p->keys && p->keys[i].name; i++) {
+		if (strlen(p->keys[i].name) == n && strncmp(p->keys[i].name, s, n) == 0) {
+			config_err(p, p->line, p->keys[i].name,
+			           "no '=' after the key (expected \"%s = value\")",
+			           p->keys[i].name);
+			return;
+		}
+	}
+	config_err(p, p->line, NULL,
+	           "line is not \"key = value\" (not shown: it may hold a secret)");
+}
+
+/*
  * inih's reader. Counts lines, so the handler inih calls right after a line
  * is returned knows its number. It handles what inih would get wrong or not
  * report per line: section headers (inih truncates long ones and never
@@ -306,8 +329,7 @@ static char *read_line(char *str, int num, void *stream)
 		for (klen = (size_t)(end - s); klen > 0 && isspace((unsigned char)s[klen - 1]);)
 			klen--;
 		if (*end != '=' && *end != ':') {
-			config_err(p, p->line, NULL, "\"%s\" is not \"key = value\"",
-			           config_quote(q, s));
+			no_equals(p, s);
 			continue;
 		}
 		if (klen == 0) {
@@ -445,6 +467,7 @@ static struct config *config_new(const char *file)
 	c->splice = true;
 	c->resolver_threads = DEF_RESOLVER_THREADS;
 	c->accept_steering = STEER_HASH;
+	c->run_gid = (gid_t)-1;
 	c->route_default = -1;
 	return c;
 }

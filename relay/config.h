@@ -6,7 +6,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/socket.h>
+#include <sys/types.h>
 
 #include "log.h" /* enum log_level */
 
@@ -50,6 +52,7 @@ struct inbound {
 	/* socks5 / http: inline users (user = a:b), plus a users file path. */
 	struct users inline_users;
 	char *users_file; /* NULL if none */
+	int users_line;   /* of the users key, for messages */
 	/* forward: the fixed target, "host:port" (host may be a name). */
 	char *target_host;
 	uint16_t target_port;
@@ -112,6 +115,12 @@ struct config {
 	unsigned resolver_threads;
 	enum accept_steering accept_steering;
 	bool splice; /* relay plain legs with splice(2); no: through user-space buffers */
+	/* user / group: whom to run as once set up (privdrop.c); run_as false = stay root */
+	bool run_as;
+	uid_t run_uid;
+	gid_t run_gid; /* (gid_t)-1 until known */
+	char run_user[CONFIG_NAME_MAX + 1];
+	int user_line;
 	/* sections */
 	struct inbound inbounds[CONFIG_MAX_INBOUNDS];
 	size_t n_inbounds;
@@ -145,11 +154,24 @@ int config_outbound_index(const struct config *c, const char *name);
  * comments and blank lines ignored. Errors are "file:line: message" to err.
  */
 int users_load_file(const char *path, struct users *out, void *err);
+/*
+ * The same from an open stream, `path` naming it in messages. Names already
+ * in in->inline_users (sorted, as config_load leaves them; in may be NULL)
+ * are errors. *out is sorted. 0, -EINVAL (messages written) or -errno.
+ */
+int users_load_stream(FILE *f, const char *path, struct users *out, void *err,
+                      const struct inbound *in);
+/*
+ * Warnings ("path: warning: ...") when a users file is readable or writable
+ * by every user, writable by its group, or owned by someone other than root,
+ * the running user or `owner` ((uid_t)-1: nobody else). Returns how many.
+ */
+int users_file_audit(const char *path, uid_t owner, void *err);
 /* Frees the entries (passwords wiped), not *u itself; see users_destroy(). */
 void users_free(struct users *u);
 /* users_free() and free(u): for the table inbound_users_build() returns. */
 void users_destroy(struct users *u);
-/* Constant-time lookup; true when name and password match an entry. */
+/* Constant-time lookup (users.c says what that covers); true when both match an entry. */
 bool users_check(const struct users *u, const char *name, const char *pass);
 /* The same for wire fields that carry lengths (RFC 1929 ULEN/PLEN). */
 bool users_check_len(const struct users *u, const char *name, size_t name_len, const char *pass,

@@ -77,7 +77,8 @@ config_err(struct parser *p, int line, const char *key, const char *fmt, ...);
 /* The key tables (config_keys.c). */
 extern const struct key config_main_keys[], config_inbound_keys[], config_outbound_keys[],
         config_route_keys[], config_wireguard_keys[];
-/* The checks at the end of an [inbound NAME] / [outbound NAME] section. */
+/* The checks at the end of a [main], [inbound NAME], [outbound NAME] or [wireguard NAME] section. */
+void config_close_main(struct parser *p);
 void config_close_inbound(struct parser *p);
 void config_close_outbound(struct parser *p);
 void config_close_wireguard(struct parser *p);

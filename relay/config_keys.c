@@ -2,8 +2,10 @@
 /* The keys of [main], [inbound NAME], [outbound NAME], [route], and the end-of-section checks. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <grp.h>
 #include <limits.h>
 #include <netinet/in.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,6 +185,109 @@ static void set_splice(struct parser *p, const char *v)
 		kerr(p, "\"%s\" is not yes or no", config_quote(q, v));
 }
 
+/*
+ * user / group: looked up now, so --check reports an unknown name and the
+ * drop itself (privdrop.c) cannot fail on a lookup. A number is an id; a
+ * uid without a passwd entry needs a group. Root (uid or gid 0) is refused:
+ * staying root is what leaving `user` out does.
+ */
+enum { MAIN_USER = 11, MAIN_GROUP = 12, MAIN_SPLICE = 13, PW_BUF = 16384 };
+
+/* All digits: an id below (uid_t)-1, which setresuid() reads as "unchanged". */
+static int numeric_id(struct parser *p, const char *v, uint32_t *id)
+{
+	char q[QUOTE_BYTES];
+	const char *end;
+	uint64_t n;
+
+	if (strspn(v, "0123456789") != strlen(v))
+		return 0;
+	if (config_parse_u64(v, &end, &n) < 0 || *end || n >= UINT32_MAX) {
+		kerr(p, "\"%s\" is out of range (0..4294967294)", config_quote(q, v));
+		return -ERANGE;
+	}
+	*id = (uint32_t)n;
+	return 1;
+}
+
+static void set_run_user(struct parser *p, const char *v)
+{
+	struct config *c = p->c;
+	struct passwd pw, *res = NULL;
+	char buf[PW_BUF], q[QUOTE_BYTES];
+	uint32_t id = 0;
+	int num = numeric_id(p, v, &id), rc;
+
+	if (num < 0)
+		return;
+	if (num)
+		rc = getpwuid_r(id, &pw, buf, sizeof(buf), &res);
+	else
+		rc = strlen(v) > CONFIG_NAME_MAX ? 0 : getpwnam_r(v, &pw, buf, sizeof(buf), &res);
+	if (!res && !num) {
+		if (rc)
+			kerr(p, "cannot look up user \"%s\": %s", config_quote(q, v), strerror(rc));
+		else
+			kerr(p, "unknown user \"%s\"", config_quote(q, v));
+		return;
+	}
+	if ((res ? res->pw_uid : id) == 0) {
+		kerr(p, "\"%s\" is root: name an unprivileged user (or leave user out)",
+		     config_quote(q, v));
+		return;
+	}
+	c->run_as = true;
+	c->run_uid = res ? res->pw_uid : id;
+	snprintf(c->run_user, sizeof(c->run_user), "%s", res ? res->pw_name : v);
+	c->user_line = p->line;
+	if (!(p->seen & 1u << MAIN_GROUP))
+		c->run_gid = res ? res->pw_gid : (gid_t)-1;
+}
+
+static void set_run_group(struct parser *p, const char *v)
+{
+	struct group gr, *res = NULL;
+	char buf[PW_BUF], q[QUOTE_BYTES];
+	uint32_t id = 0;
+	int num = numeric_id(p, v, &id), rc;
+
+	if (num < 0)
+		return;
+	if (!num) {
+		rc = strlen(v) > CONFIG_NAME_MAX ? 0 : getgrnam_r(v, &gr, buf, sizeof(buf), &res);
+		if (!res) {
+			if (rc)
+				kerr(p, "cannot look up group \"%s\": %s", config_quote(q, v),
+				     strerror(rc));
+			else
+				kerr(p, "unknown group \"%s\"", config_quote(q, v));
+			return;
+		}
+		id = res->gr_gid;
+	}
+	if (id == 0) {
+		kerr(p, "\"%s\" is root's group: name an unprivileged group", config_quote(q, v));
+		return;
+	}
+	p->c->run_gid = id;
+}
+
+void config_close_main(struct parser *p)
+{
+	const struct config *c = p->c;
+
+	if ((p->seen & 1u << MAIN_GROUP) && !(p->seen & 1u << MAIN_USER))
+		config_err(p, p->key_line[MAIN_GROUP], "group", "set without user");
+	else if (c->run_as && !(p->seen & 1u << MAIN_GROUP) && c->run_gid == (gid_t)-1)
+		config_err(p, c->user_line, "user", "uid %u has no passwd entry: set group",
+		           (unsigned)c->run_uid);
+	else if (c->run_as && c->run_gid == 0)
+		config_err(p, c->user_line, "user",
+		           "%s's primary group is root's: set group to an unprivileged one",
+		           c->run_user);
+}
+
+/* Order matters: MAIN_USER and MAIN_GROUP index it. */
 const struct key config_main_keys[] = {
         {"workers", set_workers, false, 0},
         {"log-level", set_log_level, false, 0},
@@ -195,7 +300,9 @@ const struct key config_main_keys[] = {
         {"max-pipes", set_max_pipes, false, 0},
         {"resolver-threads", set_resolver_threads, false, 0},
         {"accept-steering", set_accept_steering, false, 0},
-        {"splice", set_splice, false, 0},
+        [MAIN_USER] = {"user", set_run_user, false, 0},
+        [MAIN_GROUP] = {"group", set_run_group, false, 0},
+        [MAIN_SPLICE] = {"splice", set_splice, false, 0},
         {NULL, NULL, false, 0},
 };
 
@@ -289,6 +396,7 @@ char *config_path(struct parser *p, const char *v)
 static void set_users(struct parser *p, const char *v)
 {
 	cur_in(p)->users_file = config_path(p, v);
+	cur_in(p)->users_line = p->line;
 }
 
 static void set_target(struct parser *p, const char *v)

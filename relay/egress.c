@@ -278,8 +278,7 @@ bool egress_refused(const struct config *cfg, const struct inbound *in, const st
 		break;
 	case EGRESS_PRIVATE:
 		log_debug_rl("egress: %s for %s:%u refused by [outbound %s] deny-private: %s",
-		             sa_str(a, addr), t->host, t->port, ob->name,
-		             egress_private_range(a));
+		             sa_str(a, addr), t->host, t->port, ob->name, egress_private_range(a));
 		break;
 	case EGRESS_OWNED:
 		log_debug_rl("egress: %s for %s:%u refused by [outbound %s] deny-private: an "

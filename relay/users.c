@@ -5,15 +5,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "config.h"
 
 /*
- * Every password is stored in a zero-filled buffer of PASS_SLOT bytes, so
- * users_check() can compare all of it without a length-dependent loop: a
- * password holds no NUL, so two slots are equal exactly when the passwords are.
+ * Every name and password is stored in a zero-filled buffer of SLOT bytes, so
+ * users_check() compares all of it without a length-dependent loop: neither
+ * holds a NUL, so two slots are equal exactly when the strings are, and
+ * slots order like strcmp() (a shorter string pads with 0, below any byte).
  */
-enum { PASS_SLOT = USERS_FIELD_MAX + 1 };
+enum { SLOT = USERS_FIELD_MAX + 1 };
 
 static void __attribute__((format(printf, 4, 5)))
 uerr(void *err, const char *file, int line, const char *fmt, ...)
@@ -98,10 +101,11 @@ int users_add(struct users *u, const char *name, size_t name_len, const char *pa
 
 	if (users_check_name(name, name_len) || users_check_pass(pass, pass_len))
 		return -EINVAL;
-	e.name = strndup(name, name_len);
-	e.pass = calloc(1, PASS_SLOT);
+	e.name = calloc(1, SLOT);
+	e.pass = calloc(1, SLOT);
 	if (!e.name || !e.pass)
 		goto nomem;
+	memcpy(e.name, name, name_len);
 	memcpy(e.pass, pass, pass_len);
 	v = realloc(u->v, (u->n + 1) * sizeof(*v));
 	if (!v)
@@ -122,47 +126,57 @@ void users_sort(struct users *u)
 }
 
 /*
- * The name is found by binary search: its timing depends on the name, which
- * RFC 1929 sends in clear anyway. The password is then compared over the whole
- * slot, and compared against a dummy slot when the name is unknown, so the
- * time spent does not depend on the stored password nor on whether the name
- * exists.
+ * Three-way compare of two SLOT-byte fields without a branch or an early
+ * exit on their content: every byte is read, the first difference wins
+ * (the walk goes backwards and keeps the last difference seen). <0, 0, >0.
+ */
+static int ct_cmp(const unsigned char *a, const unsigned char *b)
+{
+	unsigned r = 0;
+
+	for (size_t i = SLOT; i-- > 0;) {
+		unsigned d = (unsigned)a[i] - (unsigned)b[i]; /* -255..255 as int */
+		unsigned m = 0u - ((d | (0u - d)) >> 31);     /* all ones when d != 0 */
+
+		r = (r & ~m) | (d & m);
+	}
+	return (int)r;
+}
+
+/*
+ * Neither whether the name exists nor where it sorts shows in the time
+ * taken: the search makes a fixed ceil(log2 n) steps (each compares a whole
+ * slot in constant time and moves by a mask, not a branch), then one more
+ * compare says whether the entry found is the name; the password is then
+ * compared over the whole slot whatever that said. Which entries are read
+ * does depend on the name (a cache side channel, not a network-visible one).
  */
 bool users_check_len(const struct users *u, const char *name, size_t name_len, const char *pass,
                      size_t pass_len)
 {
-	static const char dummy[PASS_SLOT];
-	char given[PASS_SLOT] = {0};
-	const char *stored = dummy;
+	unsigned char given_name[SLOT] = {0}, given[SLOT] = {0};
 	volatile unsigned char diff = 0;
-	size_t lo = 0, hi;
-	int found = 0;
+	size_t base = 0, len;
+	unsigned found;
+	int c;
 
-	if (!u || !name || !pass || name_len > USERS_FIELD_MAX || pass_len > USERS_FIELD_MAX)
+	if (!u || !u->n || !name || !pass || name_len > USERS_FIELD_MAX ||
+	    pass_len > USERS_FIELD_MAX)
 		return false;
+	memcpy(given_name, name, name_len);
 	memcpy(given, pass, pass_len);
-	hi = u->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		const char *n = u->v[mid].name;
-		size_t nl = strlen(n);
-		/* strcmp() order (users_sort) for a given name that carries a length */
-		int c = memcmp(n, name, nl < name_len ? nl : name_len);
-		if (c == 0)
-			c = (nl > name_len) - (nl < name_len);
-		if (c == 0) {
-			stored = u->v[mid].pass;
-			found = 1;
-			break;
-		}
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
+	/* base ends on the last entry <= name (or 0): upper-bound search, fixed steps */
+	for (len = u->n; len > 1; len -= len / 2) {
+		size_t half = len / 2;
+
+		c = ct_cmp((const unsigned char *)u->v[base + half].name, given_name);
+		base += half & ((size_t)0 - (((unsigned)(c - 1)) >> 31)); /* c <= 0 */
 	}
-	for (size_t i = 0; i < PASS_SLOT; i++)
-		diff |= (unsigned char)(stored[i] ^ given[i]);
-	/* A NUL inside the given password never matches (a stored one has none). */
+	c = ct_cmp((const unsigned char *)u->v[base].name, given_name);
+	found = 1u ^ (((unsigned)c | (0u - (unsigned)c)) >> 31);
+	for (size_t i = 0; i < SLOT; i++)
+		diff |= (unsigned char)(u->v[base].pass[i] ^ given[i]);
+	/* A NUL inside a given field never matches (a stored one has none). */
 	if (memchr(pass, '\0', pass_len) || memchr(name, '\0', name_len))
 		found = 0;
 	explicit_bzero(given, sizeof(given));
@@ -231,7 +245,10 @@ static int parse_user_line(struct users *u, char *s, const char *path, int line,
 		return -EINVAL;
 	}
 	if (s[n] == '\0') {
-		uerr(err, path, line, "user \"%s\": no password (expected \"name password\")", s);
+		/* not echoed: a lone word may well be a password pasted on its own line */
+		uerr(err, path, line,
+		     "one word without a password (expected \"name password\"; not shown: it may "
+		     "be a secret)");
 		return -EINVAL;
 	}
 	pass = s + n + 1;
@@ -254,11 +271,7 @@ static int parse_user_line(struct users *u, char *s, const char *path, int line,
 	return users_add(u, s, n, pass, plen);
 }
 
-/*
- * Reads a users file into *out (sorted). Names already in in->inline_users
- * (sorted, as config_load leaves them) are errors. Returns 0, -EINVAL or -errno.
- */
-static int load_users(FILE *f, const char *path, struct users *out, void *err,
+int users_load_stream(FILE *f, const char *path, struct users *out, void *err,
                       const struct inbound *in)
 {
 	char *buf = NULL;
@@ -330,9 +343,33 @@ static int open_and_load(const char *path, struct users *out, void *err, const s
 		uerr(err, path, 0, "cannot open: %s", strerror(-rc));
 		return rc;
 	}
-	rc = load_users(f, path, out, err, in);
+	rc = users_load_stream(f, path, out, err, in);
 	fclose(f);
 	return rc;
+}
+
+int users_file_audit(const char *path, uid_t owner, void *err)
+{
+	struct stat st;
+	int n = 0;
+
+	if (stat(path, &st) < 0)
+		return 0; /* the loader says why it cannot read it */
+	if (st.st_mode & 0007) {
+		uerr(err, path, 0, "warning: readable or writable by every user (chmod o-rwx)");
+		n++;
+	}
+	if (st.st_mode & 0020) {
+		uerr(err, path, 0, "warning: writable by group %u (chmod g-w)",
+		     (unsigned)st.st_gid);
+		n++;
+	}
+	if (st.st_uid != 0 && st.st_uid != geteuid() && st.st_uid != owner) {
+		uerr(err, path, 0, "warning: owned by uid %u, who can change who may log in",
+		     (unsigned)st.st_uid);
+		n++;
+	}
+	return n;
 }
 
 int users_load_file(const char *path, struct users *out, void *err)

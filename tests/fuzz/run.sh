@@ -17,7 +17,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 here="$top/tests/fuzz"
 out=${FUZZ_BUILD:-$top/build-fuzz}
 secs=${FUZZ_SECONDS:-20}
-all=(socks5_server socks5_client http_connect http_client base64 wg_receive wg_conf wg_uapi config)
+all=(socks5_server socks5_client http_connect http_client base64 wg_receive wg_conf wg_uapi config users)
 [ $# -gt 0 ] && all=("$@")
 proto_src=("$top/proto/proto.c" "$top/proto/socks5.c" "$top/proto/http_connect.c" "$top/proto/http_client.c" "$top"/lib/{base64,ct,log,sockaddr,stats}.c)
 # The WireGuard targets (fuzz_wg_*) also compile kmod-free/wireguard and tun/netlink.c, and link
@@ -31,6 +31,8 @@ fi
 wg_flags+=(-I"$top/kmod-free/wireguard" -I"$top/tun")
 # fuzz_config compiles the relay/ config parser and users tables, and links inih.
 config_src=("$top"/relay/{config,config_keys,config_value,users}.c -I"$top/relay" -linih)
+# fuzz_users compiles the users tables alone.
+users_src=("$top/relay/users.c" -I"$top/relay")
 cflags=(-g -O1 -fno-omit-frame-pointer -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror
 	-I"$top/proto" -I"$top/lib" -I"$here" -fsanitize=address,undefined -fno-sanitize-recover=undefined)
 
@@ -86,10 +88,14 @@ make_seeds() {
 	seed full config '[main]\nworkers = 2\nlog-level = debug\nidle-timeout = 0\npipe-size = 64k\n\n[inbound s]\ntype = socks5\nlisten = 127.0.0.1:1080\nuser = alice:secret\nuser = bob:pw\n\n[inbound h]\ntype = http\nlisten = [::1]:8080\noutbound = up\n\n[inbound f]\ntype = forward\nlisten = 127.0.0.1:8443\ntarget = example.org:443\n\n[outbound d2]\ntype = direct\nbind-address = [fd00::1]\nbind-interface = eth0\nfwmark = 0x20\n\n[outbound up]\ntype = socks5\nserver = 127.0.0.1:1081\nusername = u\npassword = p\n\n[route]\ndefault = d2\nrule = cidr 10.0.0.0/8 -> up\nrule = cidr fd00::/8 -> block\nrule = port 6000-6063 -> block\nrule = domain .Example.COM. -> direct\n'
 	seed bad config '\xef\xbb\xbfkey = before\n[inbound]\n[inbound a b]\n[main] ; c\n  indented = 1\n[inbound s]\ntype = socks5\nlisten = 1.2.3.4\nlisten = [::1]:0\nuser = x\nusers = nofile\n[outbound o]\ntype = socks5\nusername = u\n[route]\nrule = cidr 10.0.0.1/8 -> o\nrule = port 9-1 -> nowhere\ndefault = missing\n'
 	cp "$top/spliced.example.ini" "$out/seeds/config/example"
+	# users: [selector: inline users in the low 2 bits] then the file
+	seed good users '\x00# users\nalice secret\nbob:pa:ss word \t\r\n\n  carol\tspaced  pass\ndave x\n'
+	seed bad users '\x03alice pw\nlonely\n:nopass\nbob \nn\x00ul pw\ncarol a\rb\ne\x7f pw\nalice again\n'
+	seed long users "\\x00$(printf 'n%.0s' $(seq 255)) $(printf 'p%.0s' $(seq 255))\\n$(printf 'm%.0s' $(seq 256)) x\\nok $(printf 'q%.0s' $(seq 256))\\n"
 }
 make_seeds
 
-max_len() { case $1 in http_connect | http_client | config) echo 12000 ;; *) echo 2048 ;; esac; }
+max_len() { case $1 in http_connect | http_client | config) echo 12000 ;; users) echo 4096 ;; *) echo 2048 ;; esac; }
 dict() { case $1 in http_connect | http_client) echo "$here/http_connect.dict" ;; socks5_*) echo "$here/socks5.dict" ;; config) echo "$here/config.dict" ;; esac; }
 
 rc_all=0
@@ -105,6 +111,7 @@ for t in "${all[@]}"; do
 	fi
 	[[ $t == wg_* ]] && build+=("${wg_src[@]}" "${wg_flags[@]}")
 	[[ $t == config ]] && build+=("${config_src[@]}")
+	[[ $t == users ]] && build+=("${users_src[@]}")
 	if ! "${build[@]}" >"$log" 2>&1; then
 		echo "FAIL: fuzz/$t (build)"; sed 's/^/    /' "$log" | head -n 20; rc_all=1; continue
 	fi

@@ -2,7 +2,9 @@
 /* Unit tests for relay/config.c and relay/users.c: every key, every error class, users files. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <grp.h>
 #include <netinet/in.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -607,10 +609,42 @@ static void test_errors(void)
 	         "t.ini:5: [route] rule: domain \"exa_mple..com\" is not a domain name\n"},
 	        {"[main]\n", "t.ini:1: no [inbound NAME] section: nothing to listen on\n"},
 	        {"", "t.ini:1: no [inbound NAME] section: nothing to listen on\n"},
-	        {"[main]\ngarbage\n" IN, "t.ini:2: [main]: \"garbage\" is not \"key = value\"\n"},
+	        {"[main]\ngarbage\n" IN,
+	         "t.ini:2: [main]: line is not \"key = value\" (not shown: it may hold a secret)\n"},
 	        {"[main]\nfoo ; = bar\n" IN,
-	         "t.ini:2: [main]: \"foo ; = bar\" is not \"key = value\"\n"},
+	         "t.ini:2: [main]: line is not \"key = value\" (not shown: it may hold a secret)\n"},
 	        {"[main]\n= 5\n" IN, "t.ini:2: [main]: missing key before '='\n"},
+	        /* a line without '=' names only a key of the section, never the rest */
+	        {"[main]\nuser nobody\n" IN,
+	         "t.ini:2: [main] user: no '=' after the key (expected \"user = value\")\n"},
+	        {IN "[outbound o]\ntype = socks5\nserver = h:1\nusername = u\npassword hunter2\n",
+	         "t.ini:8: [outbound o] password: no '=' after the key (expected \"password = "
+	         "value\")\n"
+	         "t.ini:7: [outbound o] username: set without password\n"},
+	        {"[main]\nhunter2 with blanks\n" IN,
+	         "t.ini:2: [main]: line is not \"key = value\" (not shown: it may hold a secret)\n"},
+	        /* [main] user / group */
+	        {"[main]\nuser = no-such-user-spliced\n" IN,
+	         "t.ini:2: [main] user: unknown user \"no-such-user-spliced\"\n"},
+	        {"[main]\nuser = nobody\ngroup = no-such-group-spliced\n" IN,
+	         "t.ini:3: [main] group: unknown group \"no-such-group-spliced\"\n"},
+	        {"[main]\ngroup = nogroup\n" IN, "t.ini:2: [main] group: set without user\n"},
+	        {"[main]\nuser = root\n" IN,
+	         "t.ini:2: [main] user: \"root\" is root: name an unprivileged user (or leave user "
+	         "out)\n"},
+	        {"[main]\nuser = 0\n" IN,
+	         "t.ini:2: [main] user: \"0\" is root: name an unprivileged user (or leave user "
+	         "out)\n"},
+	        {"[main]\nuser = nobody\ngroup = 0\n" IN,
+	         "t.ini:3: [main] group: \"0\" is root's group: name an unprivileged group\n"},
+	        {"[main]\nuser = nobody\ngroup = root\n" IN,
+	         "t.ini:3: [main] group: \"root\" is root's group: name an unprivileged group\n"},
+	        {"[main]\nuser = 4294967295\n" IN,
+	         "t.ini:2: [main] user: \"4294967295\" is out of range (0..4294967294)\n"},
+	        {"[main]\nuser = 4000000000\n" IN,
+	         "t.ini:2: [main] user: uid 4000000000 has no passwd entry: set group\n"},
+	        {"[main]\nuser = nobody\nuser = nobody\n" IN,
+	         "t.ini:3: [main] user: duplicate key (first set on line 2)\n"},
 	        {"[main\n" IN, "t.ini:1: section header \"[main\" has no closing ']'\n"},
 	        {"[main] x\n" IN, "t.ini:1: text after the section header: \"x\"\n"},
 	        {"[]\n" IN, "t.ini:1: []: empty section name\n"},
@@ -635,27 +669,28 @@ static void test_errors(void)
 /* Errors do not stop the parse: each is reported, in file order. */
 static void test_all_errors_collected(void)
 {
-	T_ASSERT(expect_err("[main]\n"
-	                    "workers = 0\n"
-	                    "bogus = 1\n"
-	                    "[inbound a]\n"
-	                    "type = socks5\n"
-	                    "[outbound x]\n"
-	                    "type = direct\n"
-	                    "[route]\n"
-	                    "rule = port 0 -> x\n"
-	                    "rule = port 1 -> y\n"
-	                    "no equals sign\n"
-	                    "default = x\n"
-	                    "default = x\n",
-	                    "t.ini:2: [main] workers: \"0\" is out of range (1..256)\n"
-	                    "t.ini:3: [main] bogus: unknown key\n"
-	                    "t.ini:4: [inbound a] listen: required key is missing\n"
-	                    "t.ini:9: [route] rule: port \"0\" is not a port (1..65535) or range "
-	                    "(lo-hi)\n"
-	                    "t.ini:11: [route]: \"no equals sign\" is not \"key = value\"\n"
-	                    "t.ini:13: [route] default: duplicate key (first set on line 12)\n"
-	                    "t.ini:10: [route] rule: unknown outbound \"y\"\n"));
+	T_ASSERT(expect_err(
+	        "[main]\n"
+	        "workers = 0\n"
+	        "bogus = 1\n"
+	        "[inbound a]\n"
+	        "type = socks5\n"
+	        "[outbound x]\n"
+	        "type = direct\n"
+	        "[route]\n"
+	        "rule = port 0 -> x\n"
+	        "rule = port 1 -> y\n"
+	        "no equals sign\n"
+	        "default = x\n"
+	        "default = x\n",
+	        "t.ini:2: [main] workers: \"0\" is out of range (1..256)\n"
+	        "t.ini:3: [main] bogus: unknown key\n"
+	        "t.ini:4: [inbound a] listen: required key is missing\n"
+	        "t.ini:9: [route] rule: port \"0\" is not a port (1..65535) or range "
+	        "(lo-hi)\n"
+	        "t.ini:11: [route]: line is not \"key = value\" (not shown: it may hold a secret)\n"
+	        "t.ini:13: [route] default: duplicate key (first set on line 12)\n"
+	        "t.ini:10: [route] rule: unknown outbound \"y\"\n"));
 }
 
 /* Long values: a 255-byte name and password fit (inih's default line would not). */
@@ -774,7 +809,8 @@ static void test_users_file(void)
 	T_EQ_INT(users_load_file(path, &u, err), -EINVAL);
 	fclose(err);
 	snprintf(exp, sizeof(exp),
-	         "%1$s:1: user \"alice\": no password (expected \"name password\")\n"
+	         "%1$s:1: one word without a password (expected \"name password\"; not shown: it "
+	         "may be a secret)\n"
 	         "%1$s:2: empty user name\n"
 	         "%1$s:3: user \"bob\": empty password\n"
 	         "%1$s:4: user name longer than 255 bytes\n"
@@ -842,6 +878,156 @@ static void test_users_check(void)
 	free(p256);
 }
 
+/* L4: the fixed-step search finds every entry of tables of every size, and nothing else. */
+static void test_users_check_sizes(void)
+{
+	static const unsigned sizes[] = {1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 100, 257};
+	uint32_t seed = 12345;
+	char name[40], pass[40], probe[48];
+
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		struct users u = {0};
+		unsigned n = sizes[k], bad = 0;
+
+		/* names "n<2i>" plus a byte above 0x7f on odd ones: strcmp() order is unsigned */
+		for (unsigned i = 0; i < n; i++) {
+			snprintf(name, sizeof(name), "n%05u%s", 2 * i, i % 2 ? "\xe9" : "");
+			snprintf(pass, sizeof(pass), "p%u", i);
+			T_EQ_INT(users_add(&u, name, strlen(name), pass, strlen(pass)), 0);
+		}
+		users_sort(&u);
+		for (unsigned i = 0; i < n; i++) {
+			snprintf(name, sizeof(name), "n%05u%s", 2 * i, i % 2 ? "\xe9" : "");
+			snprintf(pass, sizeof(pass), "p%u", i);
+			bad += !users_check(&u, name, pass);
+			snprintf(pass, sizeof(pass), "p%u", i + 1);
+			bad += users_check(&u, name, pass); /* another user's password */
+			/* between two entries, a prefix, an extension: absent */
+			snprintf(probe, sizeof(probe), "n%05u", 2 * i + 1);
+			bad += users_check(&u, probe, "p0");
+			snprintf(probe, sizeof(probe), "n%05u", 2 * i);
+			if (i % 2)
+				bad += users_check(&u, probe, pass);
+			snprintf(probe, sizeof(probe), "%sx", name);
+			bad += users_check(&u, probe, "p0");
+		}
+		bad += users_check(&u, "a", "p0") + users_check(&u, "z", "p0") +
+		       users_check(&u, "\xff", "p0");
+		/* random probes: found exactly when they are a member */
+		for (int r = 0; r < 200; r++) {
+			unsigned i;
+
+			seed = seed * 1103515245u + 12345u;
+			i = (seed >> 8) % (2 * n + 2);
+			snprintf(probe, sizeof(probe), "n%05u%s", i, (i / 2) % 2 ? "\xe9" : "");
+			snprintf(pass, sizeof(pass), "p%u", i / 2);
+			bad += users_check(&u, probe, pass) != (i % 2 == 0 && i / 2 < n);
+		}
+		if (bad)
+			printf("  table of %u users: %u wrong answers\n", n, bad);
+		T_EQ_INT(bad, 0);
+		users_free(&u);
+	}
+	/* an empty table never matches */
+	T_ASSERT(!users_check(&(struct users){0}, "a", "b"));
+}
+
+/* L9: who may read or change a users file. */
+static void test_users_audit(void)
+{
+	const char *path = write_file("audit", "alice pw\n");
+	char *m = NULL, exp[1200];
+	size_t len;
+	FILE *f;
+
+	chmod(path, 0600);
+	f = open_memstream(&m, &len);
+	T_EQ_INT(users_file_audit(path, (uid_t)-1, f), 0);
+	fclose(f);
+	T_EQ_STR(m, "");
+	free(m);
+
+	chmod(path, 0664);
+	f = open_memstream(&m, &len);
+	T_EQ_INT(users_file_audit(path, (uid_t)-1, f), 2);
+	fclose(f);
+	snprintf(exp, sizeof(exp),
+	         "%1$s: warning: readable or writable by every user (chmod o-rwx)\n"
+	         "%1$s: warning: writable by group %2$u (chmod g-w)\n",
+	         path, (unsigned)getegid());
+	T_EQ_STR(m, exp);
+	free(m);
+
+	chmod(path, 0640);
+	if (geteuid() == 0 && chown(path, 12345, (gid_t)-1) == 0) {
+		f = open_memstream(&m, &len);
+		T_EQ_INT(users_file_audit(path, (uid_t)-1, f), 1);
+		fclose(f);
+		snprintf(exp, sizeof(exp),
+		         "%s: warning: owned by uid 12345, who can change who may log in\n", path);
+		T_EQ_STR(m, exp);
+		free(m);
+		/* the [main] user may own it */
+		T_EQ_INT(users_file_audit(path, 12345, NULL), 0);
+	}
+	/* a missing file: nothing to say here, the loader reports it */
+	T_EQ_INT(users_file_audit("/nonexistent/users", (uid_t)-1, NULL), 0);
+}
+
+/* [main] user / group, looked up at load time. */
+static void test_run_as(void)
+{
+	struct passwd *pw = getpwnam("nobody");
+	struct group *gr = getgrnam("nogroup");
+	struct config *c;
+
+	T_ASSERT(pw && gr);
+	if (!pw || !gr)
+		return;
+	c = load_ok(IN);
+	T_ASSERT(c && !c->run_as);
+	config_free(c);
+
+	c = load_ok("[main]\nworkers = 1\nuser = nobody\n" IN);
+	T_ASSERT(c && c->run_as);
+	if (c) {
+		T_EQ_INT(c->run_uid, pw->pw_uid);
+		T_EQ_INT(c->run_gid, pw->pw_gid);
+		T_EQ_STR(c->run_user, "nobody");
+		T_EQ_INT(c->user_line, 3);
+	}
+	config_free(c);
+
+	/* a number is a uid; the name in messages is the passwd entry's */
+	c = load_ok("[main]\nuser = 65534\n" IN);
+	T_ASSERT(c && c->run_as);
+	if (c && pw->pw_uid == 65534) {
+		T_EQ_STR(c->run_user, "nobody");
+		T_EQ_INT(c->run_gid, pw->pw_gid);
+	}
+	config_free(c);
+
+	/* group before or after user */
+	c = load_ok("[main]\ngroup = nogroup\nuser = nobody\n" IN);
+	T_ASSERT(c && c->run_gid == gr->gr_gid);
+	config_free(c);
+	c = load_ok("[main]\nuser = nobody\ngroup = 4000000001\n" IN);
+	T_ASSERT(c && c->run_gid == 4000000001u);
+	config_free(c);
+
+	/* a uid without a passwd entry, with a group */
+	c = load_ok("[main]\nuser = 4000000000\ngroup = nogroup\n" IN);
+	T_ASSERT(c && c->run_as && c->run_uid == 4000000000u && c->run_gid == gr->gr_gid);
+	if (c)
+		T_EQ_STR(c->run_user, "4000000000");
+	config_free(c);
+
+	/* the users key's line is kept for reload messages */
+	c = load_ok(IN "users = /dev/null\n");
+	T_ASSERT(c && c->inbounds[0].users_line == 4);
+	config_free(c);
+}
+
 static void test_inbound_users(void)
 {
 	struct config *c = NULL;
@@ -893,7 +1079,9 @@ static void test_inbound_users(void)
 		T_ASSERT(expect_err(text, exp));
 	write_file("iu", "ok pw\nbroken\n");
 	snprintf(exp, sizeof(exp),
-	         "%s:2: user \"broken\": no password (expected \"name password\")\n", upath);
+	         "%s:2: one word without a password (expected \"name password\"; not shown: it may "
+	         "be a secret)\n",
+	         upath);
 	T_ASSERT(expect_err(text, exp));
 	write_file("iu", "ok pw\n");
 	c = load_ok(text);
@@ -1269,12 +1457,12 @@ static void test_example_and_readme(void)
 
 	f = fopen(SPLICED_SRCDIR "/spliced.example.ini", "r");
 	if (f) {
-		getdelim(&ex, &len, '\0', f);
+		T_ASSERT(getdelim(&ex, &len, '\0', f) > 0);
 		fclose(f);
 	}
 	f = fopen(SPLICED_SRCDIR "/docs/configuration.md", "r");
 	if (f) {
-		getdelim(&readme, &len, '\0', f);
+		T_ASSERT(getdelim(&readme, &len, '\0', f) > 0);
 		fclose(f);
 	}
 	T_ASSERT(ex && readme);
@@ -1332,7 +1520,7 @@ static void test_free_paths(void)
 static void cleanup(void)
 {
 	static const char *const names[] = {"users.txt", "every.ini", "bad.ini", "u1",
-	                                    "u2",        "u3",        "iu"};
+	                                    "u2",        "u3",        "iu",      "audit"};
 	char path[600];
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -1360,6 +1548,9 @@ int main(void)
 	T_RUN(test_file_errors);
 	T_RUN(test_users_file);
 	T_RUN(test_users_check);
+	T_RUN(test_users_check_sizes);
+	T_RUN(test_users_audit);
+	T_RUN(test_run_as);
 	T_RUN(test_inbound_users);
 	T_RUN(test_relative_users_path);
 	T_RUN(test_durations);
