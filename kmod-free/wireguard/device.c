@@ -23,29 +23,34 @@
 #include "netlink.h"
 #include "offload.h"
 #include "peer.h"
+#include "rx_split.h"
 #include "tun.h"
 #include "uapi.h"
 
 enum {
 	TX_BATCH = OFFLOAD_MAX_SEGS, /* packets read (or cut from a TSO packet) per round */
-	GSO_MAX_SEGS = 64,           /* UDP_SEGMENT's limit per sendmsg */
+	GSO_MAX_SEGS = 64,           /* UDP_SEGMENT's limit per sendmsg (before Linux 6.11) */
 	RX_MSGS = 8,                 /* recvmmsg entries; each may carry a GRO train of datagrams */
-	RX_BUF = 65536 + 64,         /* one GRO train: at most 64 KiB of UDP payload */
-	PEER_QUEUE = 256,            /* packets held per peer while a handshake is in progress */
-	CTRL_TICK_MS = 20,           /* the control thread's timer granularity */
-	DEFAULT_TABLE = 51820,       /* wg-quick's table and fwmark for a tunnel default route */
+	RX_SEGS = RX_MSGS * WG_RX_SPLIT_MAX_SEGS, /* datagrams one rx_round can hold */
+	RX_BUF = 65536 + 64,                      /* one GRO train: at most 64 KiB of UDP payload */
+	PEER_QUEUE = 256,      /* packets held per peer while a handshake is in progress */
+	CTRL_TICK_MS = 20,     /* the control thread's timer granularity */
+	DEFAULT_TABLE = 51820, /* wg-quick's table and fwmark for a tunnel default route */
 	MAX_RULES = 4,
 };
 
 /* Device-level drop counters (the core counts protocol drops in id.stats). */
 struct dev_stats {
-	atomic_ulong tx_no_peer;     /* TUN packet with no AllowedIPs match */
-	atomic_ulong tx_no_endpoint; /* peer has no endpoint yet */
-	atomic_ulong tx_queue_full;  /* handshake pending and the queue is full */
-	atomic_ulong tx_bad_packet;  /* TUN packet we could not parse or segment */
-	atomic_ulong tx_send_errors; /* sendmsg failed */
-	atomic_ulong rx_truncated;   /* datagram larger than our buffer */
-	atomic_ulong rx_tun_errors;  /* TUN write failed */
+	atomic_ulong tx_no_peer;      /* TUN packet with no AllowedIPs match */
+	atomic_ulong tx_no_endpoint;  /* peer has no endpoint yet */
+	atomic_ulong tx_queue_full;   /* handshake pending and the queue is full */
+	atomic_ulong tx_bad_packet;   /* TUN packet we could not parse or segment */
+	atomic_ulong tx_send_errors;  /* sendmsg failed */
+	atomic_ulong rx_truncated;    /* datagram larger than our buffer, or its GRO cmsg cut */
+	atomic_ulong rx_gro_runts;    /* datagrams of a GRO train cut below any message size */
+	atomic_ulong rx_gro_overflow; /* datagrams past what one round holds (rx_split.h) */
+	atomic_ulong rx_exclusive;    /* receive batches that took the device lock exclusive */
+	atomic_ulong rx_tun_errors;   /* TUN write failed */
 	atomic_ulong tx_packets, rx_packets, tx_gso_sends, rx_gro_trains;
 };
 
@@ -512,18 +517,30 @@ static void roam(struct dev_peer *p, const union wgconf_sockaddr *src, socklen_t
 
 /* A datagram the shared pass left for the exclusive one. */
 struct rx_later {
-	uint8_t *pkt;
-	size_t len;
-	unsigned int msg;    /* index into the recvmmsg arrays (source address) */
+	const struct wg_rx_seg *seg;
 	bool opened;         /* a decrypted data message waiting for finish(exclusive) */
 	struct wg_rx_open o; /* when opened */
 };
 
+static void count_split(struct wg_device *d, const struct wg_rx_split_counts *c)
+{
+	if (c->trains)
+		atomic_fetch_add(&d->stats.rx_gro_trains, c->trains);
+	if (c->truncated)
+		atomic_fetch_add(&d->stats.rx_truncated, c->truncated);
+	if (c->runts)
+		atomic_fetch_add(&d->stats.rx_gro_runts, c->runts);
+	if (c->overflow)
+		atomic_fetch_add(&d->stats.rx_gro_overflow, c->overflow);
+}
+
 /*
  * Receives up to RX_MSGS GRO trains from fd, decrypts them and writes to the
- * TUN. Data messages are decrypted under the shared lock, in parallel with
- * the other worker; handshake messages and the first packet of a new session
- * are set aside and handled after the batch under the exclusive lock.
+ * TUN. wg_rx_split() cuts the trains into at most RX_SEGS datagrams; each
+ * ends in at most one of out[] or later[], so neither can overflow. Data
+ * messages are decrypted under the shared lock, in parallel with the other
+ * worker; handshake messages and the first packet of a new session are set
+ * aside and handled after the batch under the exclusive lock.
  */
 static int rx_round(struct worker *w, int fd)
 {
@@ -532,9 +549,11 @@ static int rx_round(struct worker *w, int fd)
 	struct iovec iov[RX_MSGS];
 	union wgconf_sockaddr src[RX_MSGS];
 	char cbuf[RX_MSGS][CMSG_SPACE(sizeof(int))];
-	struct offload_pkt out[RX_MSGS * GSO_MAX_SEGS];
-	struct rx_later later[RX_MSGS * GSO_MAX_SEGS];
-	unsigned int nout = 0, nlater = 0;
+	struct wg_rx_seg seg[RX_SEGS];
+	struct offload_pkt out[RX_SEGS];
+	struct rx_later later[RX_SEGS];
+	struct wg_rx_split_counts sc = {0};
+	unsigned int nseg, nout = 0, nlater = 0;
 	bool need_kick = false;
 	struct wg_rx rx;
 	uint64_t now;
@@ -555,81 +574,63 @@ static int rx_round(struct worker *w, int fd)
 	if (n <= 0)
 		return n < 0 ? -errno : -EAGAIN;
 	now = mono_now(d);
+	nseg = wg_rx_split(mm, (unsigned int)n, seg, RX_SEGS, &sc);
+	count_split(d, &sc);
 
 	lock_shared(d);
-	for (int i = 0; i < n; i++) {
-		uint8_t *buf = iov[i].iov_base;
-		size_t total = mm[i].msg_len, seg = total;
+	for (unsigned int k = 0; k < nseg; k++) {
+		const struct wg_rx_seg *s = &seg[k];
+		struct rx_later *l = &later[nlater];
+		struct dev_peer *p;
+		int r;
 
-		if (mm[i].msg_hdr.msg_flags & MSG_TRUNC) {
-			atomic_fetch_add(&d->stats.rx_truncated, 1);
+		*l = (struct rx_later){.seg = s};
+		if (wg_message_type(s->pkt, s->len) != WG_MSG_DATA) {
+			nlater++;
 			continue;
 		}
-		for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mm[i].msg_hdr); cm;
-		     cm = CMSG_NXTHDR(&mm[i].msg_hdr, cm)) {
-			if (cm->cmsg_level == SOL_UDP && cm->cmsg_type == UDP_GRO) {
-				int g;
-
-				memcpy(&g, CMSG_DATA(cm), sizeof(g));
-				if (g > 0 && (size_t)g < total) {
-					seg = (size_t)g;
-					atomic_fetch_add(&d->stats.rx_gro_trains, 1);
-				}
-			}
-		}
-		for (size_t off = 0; off < total; off += seg) {
-			size_t len = total - off < seg ? total - off : seg;
-			struct rx_later *l = &later[nlater];
-			struct dev_peer *p;
-			int r;
-
-			*l = (struct rx_later){
-			        .pkt = buf + off, .len = len, .msg = (unsigned int)i};
-			if (wg_message_type(l->pkt, len) != WG_MSG_DATA) {
-				nlater++;
-				continue;
-			}
-			if (wg_receive_data_open(&d->id, l->pkt, len, now, &l->o, &rx) < 0)
-				continue;
-			p = l->o.kp->entry.peer->priv;
-			pthread_mutex_lock(&p->lock);
-			r = wg_receive_data_finish(&d->id, l->pkt, len, &l->o, false, now, &rx);
-			if (r == 0)
-				roam(p, &src[i], mm[i].msg_hdr.msg_namelen);
-			need_kick |= p->core.pending_actions != 0;
-			pthread_mutex_unlock(&p->lock);
-			if (r == -EWOULDBLOCK) {
-				l->opened = true;
-				nlater++;
-			} else if (r == 0 && rx.action == WG_RX_DATA) {
-				atomic_fetch_add(&d->stats.rx_packets, 1);
-				out[nout].data = rx.data;
-				out[nout++].len = rx.len;
-			}
+		if (wg_receive_data_open(&d->id, s->pkt, s->len, now, &l->o, &rx) < 0)
+			continue;
+		p = l->o.kp->entry.peer->priv;
+		pthread_mutex_lock(&p->lock);
+		r = wg_receive_data_finish(&d->id, s->pkt, s->len, &l->o, false, now, &rx);
+		if (r == 0)
+			roam(p, &src[s->msg], mm[s->msg].msg_hdr.msg_namelen);
+		need_kick |= p->core.pending_actions != 0;
+		pthread_mutex_unlock(&p->lock);
+		if (r == -EWOULDBLOCK) {
+			l->opened = true;
+			nlater++;
+		} else if (r == 0 && rx.action == WG_RX_DATA) {
+			atomic_fetch_add(&d->stats.rx_packets, 1);
+			out[nout].data = rx.data;
+			out[nout++].len = rx.len;
 		}
 	}
 	unlock(d);
 
 	if (nlater) {
+		atomic_fetch_add(&d->stats.rx_exclusive, 1);
 		lock_exclusive(d);
 		for (unsigned int k = 0; k < nlater; k++) {
 			struct rx_later *l = &later[k];
+			const struct wg_rx_seg *s = l->seg;
 			struct dev_peer *p;
 			int r;
 
 			if (l->opened)
-				r = wg_receive_data_finish(&d->id, l->pkt, l->len, &l->o, true, now,
+				r = wg_receive_data_finish(&d->id, s->pkt, s->len, &l->o, true, now,
 				                           &rx);
 			else
-				r = wg_receive(&d->id, l->pkt, l->len, &src[l->msg].sa, now, &rx);
+				r = wg_receive(&d->id, s->pkt, s->len, &src[s->msg].sa, now, &rx);
 			if (r < 0)
 				continue;
 			if (rx.action == WG_RX_REPLY)
-				send_one(w, &src[l->msg], rx.data, rx.len);
+				send_one(w, &src[s->msg], rx.data, rx.len);
 			if (!rx.peer)
 				continue;
 			p = rx.peer->priv;
-			roam(p, &src[l->msg], mm[l->msg].msg_hdr.msg_namelen);
+			roam(p, &src[s->msg], mm[s->msg].msg_hdr.msg_namelen);
 			if (rx.action == WG_RX_DATA) {
 				atomic_fetch_add(&d->stats.rx_packets, 1);
 				out[nout].data = rx.data;
@@ -1248,7 +1249,8 @@ static void print_stats(struct wg_device *d)
 	        "cookie_invalid=%llu unknown_index=%llu expired_key=%llu decrypt_failed=%llu "
 	        "replay=%llu bad_inner=%llu src_not_allowed=%llu truncated=%lu tx_no_peer=%lu "
 	        "tx_no_endpoint=%lu tx_queue_full=%lu tx_bad_packet=%lu tx_send_errors=%lu "
-	        "rx_tun_errors=%lu gso_sends=%lu gro_trains=%lu offload=%s\n",
+	        "rx_tun_errors=%lu gso_sends=%lu gro_trains=%lu gro_runts=%lu gro_overflow=%lu "
+	        "rx_exclusive=%lu offload=%s\n",
 	        d->name, (unsigned long long)s->rx_data_packets,
 	        (unsigned long long)atomic_load(&x->tx_packets),
 	        (unsigned long long)s->rx_handshakes, (unsigned long long)s->rx_invalid_message,
@@ -1262,6 +1264,8 @@ static void print_stats(struct wg_device *d)
 	        atomic_load(&x->tx_queue_full), atomic_load(&x->tx_bad_packet),
 	        atomic_load(&x->tx_send_errors), atomic_load(&x->rx_tun_errors),
 	        atomic_load(&x->tx_gso_sends), atomic_load(&x->rx_gro_trains),
+	        atomic_load(&x->rx_gro_runts), atomic_load(&x->rx_gro_overflow),
+	        atomic_load(&x->rx_exclusive),
 	        d->tun.vnet_hdr ? "tun+udp" : (atomic_load(&d->gso) ? "udp" : "off"));
 }
 
