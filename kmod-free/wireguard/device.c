@@ -539,8 +539,11 @@ static void count_split(struct wg_device *d, const struct wg_rx_split_counts *c)
  * TUN. wg_rx_split() cuts the trains into at most RX_SEGS datagrams; each
  * ends in at most one of out[] or later[], so neither can overflow. Data
  * messages are decrypted under the shared lock, in parallel with the other
- * worker; handshake messages and the first packet of a new session are set
- * aside and handled after the batch under the exclusive lock.
+ * worker, and junk is dropped there too (wg_receive_precheck: bad type or
+ * length, bad MAC1, cookie for nobody), so unauthenticated datagrams never
+ * serialise the workers. Handshakes with a valid MAC1, cookie replies for
+ * a handshake of ours and the first packet of a new session are set aside
+ * and handled after the batch under the exclusive lock.
  */
 static int rx_round(struct worker *w, int fd)
 {
@@ -581,11 +584,14 @@ static int rx_round(struct worker *w, int fd)
 	for (unsigned int k = 0; k < nseg; k++) {
 		const struct wg_rx_seg *s = &seg[k];
 		struct rx_later *l = &later[nlater];
+		enum wg_message_type type = wg_receive_precheck(&d->id, s->pkt, s->len);
 		struct dev_peer *p;
 		int r;
 
+		if (type == WG_MSG_INVALID)
+			continue; /* counted */
 		*l = (struct rx_later){.seg = s};
-		if (wg_message_type(s->pkt, s->len) != WG_MSG_DATA) {
+		if (type != WG_MSG_DATA) {
 			nlater++;
 			continue;
 		}

@@ -295,6 +295,43 @@ static int receive_data(struct wg_identity *id, uint8_t *pkt, size_t len, uint64
 	return ret ? ret : wg_receive_data_finish(id, pkt, len, &o, true, now, rx);
 }
 
+enum wg_message_type wg_receive_precheck(struct wg_identity *id, const uint8_t *pkt, size_t len)
+{
+	enum wg_message_type type = wg_message_type(pkt, len);
+	struct wg_index_entry *e;
+
+	switch (type) {
+	case WG_MSG_HANDSHAKE_INITIATION:
+	case WG_MSG_HANDSHAKE_RESPONSE:
+		/*
+		 * MAC1 needs only our public key (message_mac1_key changes under
+		 * the exclusive lock only). MAC2 and the load check write state:
+		 * they stay in receive_handshake(), which checks MAC1 again.
+		 */
+		if (wg_cookie_validate(&id->cookie_checker, pkt, len, NULL, 0, false, 0) ==
+		    WG_COOKIE_INVALID_MAC) {
+			id->stats.rx_bad_mac1++;
+			return WG_MSG_INVALID;
+		}
+		return type;
+	case WG_MSG_HANDSHAKE_COOKIE:
+		/* Only a reply to a handshake or session of ours can be consumed. */
+		e = wg_index_lookup(&id->index,
+		                    wg_le32(pkt + offsetof(struct wg_msg_cookie, receiver_index)),
+		                    WG_INDEX_HANDSHAKE | WG_INDEX_KEYPAIR);
+		if (!e) {
+			id->stats.rx_cookie_invalid++;
+			return WG_MSG_INVALID;
+		}
+		return type;
+	case WG_MSG_DATA:
+		return type;
+	default:
+		id->stats.rx_invalid_message++;
+		return WG_MSG_INVALID;
+	}
+}
+
 int wg_receive(struct wg_identity *id, uint8_t *pkt, size_t len, const struct sockaddr *src,
                uint64_t now, struct wg_rx *rx)
 {

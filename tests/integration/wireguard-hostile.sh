@@ -139,4 +139,23 @@ else fail gso/junk-counted "gro_runts $r0 -> $r1, invalid_message $i0 -> $i1, un
 expect_clean_log gso/no-sanitizer-report "$DA_LOG"
 check gso/still-works ip netns exec "$B" ping -c 2 -i 0.2 -W 3 10.78.0.1
 
+# --- M2: junk is refused under the shared lock; only what passes MAC1 may go exclusive ---
+# (13687be took the device lock exclusive for every batch holding anything but data.)
+e0=$(wg_stat "$DA_PID" "$DA_LOG" rx_exclusive)
+i0=$(wg_stat "$DA_PID" "$DA_LOG" invalid_message)
+m0=$(wg_stat "$DA_PID" "$DA_LOG" bad_mac1)
+c0=$(wg_stat "$DA_PID" "$DA_LOG" cookie_invalid)
+ip netns exec "$B" python3 "$HOSTILE_PY" flood 192.168.242.1 51999 20000
+e1=$(wg_stat "$DA_PID" "$DA_LOG" rx_exclusive)
+i1=$(wg_stat "$DA_PID" "$DA_LOG" invalid_message)
+m1=$(wg_stat "$DA_PID" "$DA_LOG" bad_mac1)
+c1=$(wg_stat "$DA_PID" "$DA_LOG" cookie_invalid)
+echo "# flood of 20000: rx_exclusive +$((e1 - e0)), invalid_message +$((i1 - i0)), bad_mac1 +$((m1 - m0)), cookie_invalid +$((c1 - c0))"
+if [ "$((i1 - i0))" -ge 8000 ] && [ "$((m1 - m0))" -ge 500 ] && [ "$((c1 - c0))" -ge 500 ]; then
+	pass flood/junk-counted
+else fail flood/junk-counted "invalid_message +$((i1 - i0)), bad_mac1 +$((m1 - m0)), cookie_invalid +$((c1 - c0))"; fi
+# nothing in it authenticates; allow a keepalive's worth of unrelated exclusive batches
+if [ "$((e1 - e0))" -le 3 ]; then pass "flood/lock-stays-shared (+$((e1 - e0)))"; else
+	fail flood/lock-stays-shared "rx_exclusive $e0 -> $e1 during a junk flood"; fi
+
 finish
