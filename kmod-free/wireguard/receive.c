@@ -241,17 +241,20 @@ int wg_receive_data_finish(struct wg_identity *id, uint8_t *pkt, size_t len,
                            struct wg_rx *rx)
 {
 	struct wg_keypair *kp = o->kp;
-	struct wg_peer *peer = kp->entry.peer;
+	struct wg_peer *peer;
 	size_t ilen;
 
 	rx_reset(rx);
-	if (exclusive) {
-		/* The lock was dropped since open: the session may have been freed. */
-		if (data_keypair(id, pkt) != kp)
-			return drop(rx, &id->stats.rx_unknown_index, -ENOENT);
-	} else if (kp == peer->keypairs.next) {
+	/*
+	 * The lock was dropped since open: the session may have been freed
+	 * (a handshake, a timer, a peer removal), so nothing of kp is read
+	 * before it is found again.
+	 */
+	if (exclusive && data_keypair(id, pkt) != kp)
+		return drop(rx, &id->stats.rx_unknown_index, -ENOENT);
+	peer = kp->entry.peer;
+	if (!exclusive && kp == peer->keypairs.next)
 		return -EWOULDBLOCK;
-	}
 	/* Only an authentic packet may move the replay window. */
 	if (!wg_counter_validate(&kp->replay, wg_le64(pkt + offsetof(struct wg_msg_data, counter))))
 		return drop(rx, &id->stats.rx_replay, -EALREADY);

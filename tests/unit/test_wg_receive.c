@@ -162,8 +162,69 @@ static void test_precheck_refuses_junk(void)
 	teardown();
 }
 
+/*
+ * Review L1: the device opens a data message under the shared lock, then
+ * (first packet on a new responder session) drops the lock and finishes
+ * under the exclusive one. Meanwhile a handshake can free that session.
+ * finish must notice without touching the freed keypair; under ASan the
+ * code at 13687be read kp->entry.peer first (heap-use-after-free).
+ */
+static void test_finish_after_session_freed(void)
+{
+	uint8_t buf[256], init[WG_MSG_INITIATION_LEN];
+	struct wg_keypair *first;
+	struct wg_rx_open o;
+	struct wg_rx rx;
+	size_t n;
+
+	setup();
+	handshake();
+	first = b->peer.keypairs.next;
+	T_ASSERT(first != NULL);
+	n = seal_from_a(buf, sizeof(buf));
+	T_EQ_INT(wg_receive_data_open(&b->id, buf, n, now, &o, &rx), 0);
+	T_ASSERT(o.kp == first);
+	T_EQ_INT(wg_receive_data_finish(&b->id, buf, n, &o, false, now, &rx), -EWOULDBLOCK);
+	/* the lock is dropped: a new initiation from a replaces (frees) b's "next" session */
+	now += (WG_REKEY_TIMEOUT + 1) * S;
+	T_EQ_INT(wg_peer_create_initiation(&a->peer, init, now), 0);
+	T_EQ_INT(recv_on(b, a, init, sizeof(init), &rx), 0);
+	T_ASSERT(b->peer.keypairs.next != NULL);
+	/* finish under the exclusive lock refuses, counted, and reads nothing of the old kp */
+	T_EQ_INT(wg_receive_data_finish(&b->id, buf, n, &o, true, now, &rx), -ENOENT);
+	T_EQ_INT(rx.action, WG_RX_DROP);
+	T_ASSERT(rx.peer == NULL);
+	T_EQ_INT(b->id.stats.rx_unknown_index, 1);
+	T_EQ_INT(b->id.stats.rx_data_packets, 0);
+	teardown();
+}
+
+/* The same path when the session survives: finish under the exclusive lock confirms it. */
+static void test_finish_exclusive_confirms(void)
+{
+	uint8_t buf[256];
+	struct wg_keypair *next;
+	struct wg_rx_open o;
+	struct wg_rx rx;
+	size_t n;
+
+	setup();
+	handshake();
+	next = b->peer.keypairs.next;
+	n = seal_from_a(buf, sizeof(buf));
+	T_EQ_INT(wg_receive_data_open(&b->id, buf, n, now, &o, &rx), 0);
+	T_EQ_INT(wg_receive_data_finish(&b->id, buf, n, &o, false, now, &rx), -EWOULDBLOCK);
+	T_EQ_INT(wg_receive_data_finish(&b->id, buf, n, &o, true, now, &rx), 0);
+	T_EQ_INT(rx.action, WG_RX_DATA);
+	T_ASSERT(rx.peer == &b->peer);
+	T_ASSERT(b->peer.keypairs.current == next && !b->peer.keypairs.next);
+	teardown();
+}
+
 int main(void)
 {
 	T_RUN(test_precheck_refuses_junk);
+	T_RUN(test_finish_after_session_freed);
+	T_RUN(test_finish_exclusive_confirms);
 	return t_finish();
 }
