@@ -31,12 +31,14 @@ enum {
 	TX_BATCH = OFFLOAD_MAX_SEGS, /* packets read (or cut from a TSO packet) per round */
 	GSO_MAX_SEGS = 64,           /* UDP_SEGMENT's limit per sendmsg (before Linux 6.11) */
 	RX_MSGS = 8,                 /* recvmmsg entries; each may carry a GRO train of datagrams */
-	RX_SEGS = RX_MSGS * WG_RX_SPLIT_MAX_SEGS, /* datagrams one rx_round can hold */
-	RX_BUF = 65536 + 64,                      /* one GRO train: at most 64 KiB of UDP payload */
-	PEER_QUEUE = 256,      /* packets held per peer while a handshake is in progress */
-	CTRL_TICK_MS = 20,     /* the control thread's timer granularity */
-	DEFAULT_TABLE = 51820, /* wg-quick's table and fwmark for a tunnel default route */
+	RX_BUF = 65536 + 64,         /* one GRO train: at most 64 KiB of UDP payload */
+	PEER_QUEUE = 256,            /* packets held per peer while a handshake is in progress */
+	CTRL_TICK_MS = 20,           /* the control thread's timer granularity */
+	UAPI_DEADLINE_MS = 2000,     /* a UAPI client's time in all (wg(8) sends at once) */
+	DEFAULT_TABLE = 51820,       /* wg-quick's table and fwmark for a tunnel default route */
 	MAX_RULES = 4,
+	/* datagrams one rx_round holds: RX_MSGS trains of at most WG_RX_SPLIT_MAX_SEGS */
+	RX_SEGS = RX_MSGS * WG_RX_SPLIT_MAX_SEGS,
 };
 
 /* Device-level drop counters (the core counts protocol drops in id.stats). */
@@ -1338,11 +1340,7 @@ int wg_device_run(struct wg_device *d)
 			int c = accept4(d->uapi_fd, NULL, NULL, SOCK_CLOEXEC);
 
 			if (c >= 0) {
-				struct timeval tv = {.tv_sec = 2};
-
-				setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-				setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-				wg_uapi_serve(c, &ops);
+				wg_uapi_serve(c, &ops, UAPI_DEADLINE_MS);
 				close(c);
 			}
 		}

@@ -155,7 +155,25 @@ if [ "$((i1 - i0))" -ge 8000 ] && [ "$((m1 - m0))" -ge 500 ] && [ "$((c1 - c0))"
 	pass flood/junk-counted
 else fail flood/junk-counted "invalid_message +$((i1 - i0)), bad_mac1 +$((m1 - m0)), cookie_invalid +$((c1 - c0))"; fi
 # nothing in it authenticates; allow a keepalive's worth of unrelated exclusive batches
-if [ "$((e1 - e0))" -le 3 ]; then pass "flood/lock-stays-shared (+$((e1 - e0)))"; else
+if [ -z "$e0" ] || [ -z "$e1" ]; then fail flood/lock-stays-shared "no rx_exclusive counter in the stats line"
+elif [ "$((e1 - e0))" -le 3 ]; then pass "flood/lock-stays-shared (+$((e1 - e0)))"; else
 	fail flood/lock-stays-shared "rx_exclusive $e0 -> $e1 during a junk flood"; fi
 
+# --- L10: a UAPI client that drips bytes gets 2 s in all, then wg(8) is served again ---
+# (13687be gave it 2 s per read, so a byte every 0.2 s held the control thread for good.)
+ip netns exec "$A" python3 "$HOSTILE_PY" drip "/var/run/wireguard/$NA.sock" 8 "$T_TMP/drip" &
+dpid=$!
+on_cleanup_pid "$dpid"
+sleep 0.3
+t0=$(now_ms)
+if port=$(ip netns exec "$A" timeout 5 wg show "$NA" listen-port 2>&1) && [ "$port" == 51999 ]; then
+	pass "uapi/served-despite-dripping-client ($(($(now_ms) - t0)) ms)"
+else fail uapi/served-despite-dripping-client "wg show: $port"; fi
+wait_pid "$dpid" 10 >/dev/null
+closed=$(cat "$T_TMP/drip" 2>/dev/null)
+if [ -n "$closed" ] && [ "$closed" != never ]; then pass "uapi/dripping-client-cut-off (after ${closed}s)"; else
+	fail uapi/dripping-client-cut-off "the server kept the dripping client for 8 s"; fi
+
+stop_spliced "$DA_PID" >/dev/null
+expect_clean_log asan/clean-exit "$DA_LOG"
 finish
