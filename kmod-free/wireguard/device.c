@@ -1149,6 +1149,13 @@ int wg_device_create(struct wg_device **out, const struct wgconf *conf,
 		d->fwmark = DEFAULT_TABLE;
 
 	ret = tun_open(&d->tun, d->name, nw, opts->offload ? TUN_VNET_HDR : 0);
+	if (ret == -EBUSY) {
+		fprintf(stderr,
+		        "%s: an interface of that name already exists; spliced creates its own "
+		        "TUN device and does not attach to another one\n",
+		        d->name);
+		goto fail;
+	}
 	if (ret < 0) {
 		fprintf(stderr, "%s: cannot create the TUN device: %s\n", d->name, strerror(-ret));
 		goto fail;

@@ -174,6 +174,20 @@ closed=$(cat "$T_TMP/drip" 2>/dev/null)
 if [ -n "$closed" ] && [ "$closed" != never ]; then pass "uapi/dripping-client-cut-off (after ${closed}s)"; else
 	fail uapi/dripping-client-cut-off "the server kept the dripping client for 8 s"; fi
 
+# --- L11: a TUN of the same name made by somebody else is refused, not joined ---
+# (13687be attached to it: its owner could add queues and read the tunnel's plaintext.)
+netns_new C || { fail setup/netns-c; finish; }
+NC="shc$$"; NC=${NC:0:15}
+ip -n "$C" tuntap add dev "$NC" mode tun multi_queue user nobody
+out=$(ip netns exec "$C" "$SPLICED_BIN" wg up "$T_TMP/a.conf" --name "$NC" 2>&1); rc=$?
+if [ $rc -ne 0 ] && grep -q "$NC: an interface of that name already exists" <<<"$out" && ! grep -q Sanitizer <<<"$out"; then
+	pass tun/existing-device-refused
+else fail tun/existing-device-refused "rc=$rc: $out"; ip netns exec "$C" "$SPLICED_BIN" wg down "$NC" 2>/dev/null; fi
+if [ -z "$(ip -n "$C" -o addr show dev "$NC" 2>&1)" ] && [ ! -e "/var/run/wireguard/$NC.sock" ]; then
+	pass tun/existing-device-untouched
+else fail tun/existing-device-untouched "$(ip -n "$C" -o addr show dev "$NC" 2>&1)"; fi
+ip -n "$C" tuntap del dev "$NC" mode tun multi_queue
+
 stop_spliced "$DA_PID" >/dev/null
 expect_clean_log asan/clean-exit "$DA_LOG"
 finish
