@@ -73,7 +73,7 @@ struct dev_peer {
 	union wgconf_sockaddr endpoint;
 	unsigned int qhead, qlen;
 	struct qpkt queue[PEER_QUEUE];
-	struct dev_peer *next; /* device's list, for freeing */
+	struct dev_peer *next, **pprev; /* device's list, for freeing; unlinked in O(1) */
 };
 
 struct worker {
@@ -745,14 +745,11 @@ static struct dev_peer *find_peer(struct wg_device *d, const uint8_t *pub)
 	return p ? p->priv : NULL;
 }
 
-static void remove_peer(struct wg_device *d, struct dev_peer *p)
+static void remove_peer(struct dev_peer *p)
 {
-	struct dev_peer **pp = &d->peers;
-
-	while (*pp && *pp != p)
-		pp = &(*pp)->next;
-	if (*pp)
-		*pp = p->next;
+	*p->pprev = p->next;
+	if (p->next)
+		p->next->pprev = p->pprev;
 	queue_free(p);
 	wg_peer_destroy(&p->core);
 	pthread_mutex_destroy(&p->lock);
@@ -842,14 +839,14 @@ static int apply_set(struct wg_device *d, const struct wg_uapi_set *s)
 	}
 	if (s->replace_peers)
 		while (d->peers)
-			remove_peer(d, d->peers);
+			remove_peer(d->peers);
 	for (size_t i = 0; i < s->n_peers; i++) {
 		const struct wg_uapi_peer_set *ps = &s->peers[i];
 		struct dev_peer *p = find_peer(d, ps->public_key);
 
 		if (ps->remove) {
 			if (p)
-				remove_peer(d, p);
+				remove_peer(p);
 			continue;
 		}
 		if (!p) {
@@ -866,6 +863,9 @@ static int apply_set(struct wg_device *d, const struct wg_uapi_set *s)
 			pthread_mutex_init(&p->lock, NULL);
 			p->core.priv = p;
 			p->next = d->peers;
+			if (p->next)
+				p->next->pprev = &p->next;
+			p->pprev = &d->peers;
 			d->peers = p;
 		}
 		if (ps->has_preshared_key)
@@ -909,20 +909,25 @@ static int uapi_set(void *ctx, const struct wg_uapi_set *req)
 
 struct aip_collect {
 	struct wg_uapi_peer_info *pi;
+	size_t cap;
 	int err;
 };
 
 static int collect_aip(void *ctx, int family, const uint8_t *addr, uint8_t cidr)
 {
 	struct aip_collect *c = ctx;
-	struct netlink_prefix *a =
-	        realloc(c->pi->allowed_ips, (c->pi->n_allowed_ips + 1) * sizeof(*a));
+	struct netlink_prefix *a = c->pi->allowed_ips;
 
-	if (!a) {
-		c->err = -ENOMEM;
-		return -ENOMEM;
+	if (c->pi->n_allowed_ips == c->cap) {
+		/* doubling: a peer with many prefixes costs no quadratic copying */
+		c->cap = c->cap ? 2 * c->cap : 4;
+		a = realloc(a, c->cap * sizeof(*a));
+		if (!a) {
+			c->err = -ENOMEM;
+			return -ENOMEM;
+		}
+		c->pi->allowed_ips = a;
 	}
-	c->pi->allowed_ips = a;
 	a = &a[c->pi->n_allowed_ips++];
 	memset(a, 0, sizeof(*a));
 	a->family = family;
@@ -1407,7 +1412,7 @@ void wg_device_destroy(struct wg_device *d)
 		free(w->tun_out);
 	}
 	while (d->peers)
-		remove_peer(d, d->peers);
+		remove_peer(d->peers);
 	wg_identity_destroy(&d->id);
 	tun_close(&d->tun);
 	if (d->stop_fd >= 0)

@@ -112,6 +112,8 @@ struct wg_peer {
 	uint64_t rx_bytes, tx_bytes;         /* UDP payload bytes, for `wg show transfer` */
 	unsigned pending_actions;            /* WG_ACT_* raised outside wg_peer_tick() */
 	bool sent_lastminute_handshake;
+	/* allowedips.c: this peer's trie nodes, in insertion order (tail NULL = empty) */
+	struct wg_aip_node *aip_head, **aip_tail;
 	struct wg_peer *hash_next; /* identity's public-key table */
 	struct wg_peer *list_prev, *list_next;
 };
