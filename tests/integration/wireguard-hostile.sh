@@ -109,6 +109,7 @@ start_swg DB "$B" "$T_TMP/b.conf" "$NB" || { fail setup/spliced-b; finish; }
 use_asan_spliced
 start_swg DA "$A" "$T_TMP/a.conf" "$NA" || { fail setup/spliced-a; finish; }
 check setup/ping ip netns exec "$B" ping -c 2 -i 0.2 -W 3 10.78.0.1
+fd0=$(fd_count "$DA_PID")
 
 # --- H1: maximal GSO trains (128 datagrams, 1 to 511 bytes) queued while A is stopped ---
 # 13687be wrote past rx_round's 512-entry stack arrays here (ASan: stack-buffer-overflow).
@@ -188,6 +189,7 @@ if [ -z "$(ip -n "$C" -o addr show dev "$NC" 2>&1)" ] && [ ! -e "/var/run/wiregu
 else fail tun/existing-device-untouched "$(ip -n "$C" -o addr show dev "$NC" 2>&1)"; fi
 ip -n "$C" tuntap del dev "$NC" mode tun multi_queue
 
+expect_eq fd/no-descriptor-growth "$(fd_count "$DA_PID")" "$fd0" "descriptors of the device under test"
 stop_spliced "$DA_PID" >/dev/null
 expect_clean_log asan/clean-exit "$DA_LOG"
 finish
