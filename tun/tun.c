@@ -59,8 +59,19 @@ int tun_open(struct tun *t, const char *name, unsigned int nqueues, unsigned int
 	if (flags & TUN_VNET_HDR)
 		ifr.ifr_flags |= IFF_VNET_HDR;
 
+	/*
+	 * The first queue must create the device: with IFF_TUN_EXCL the kernel
+	 * answers EBUSY when the name exists, so we never attach to a TUN
+	 * somebody else made (a persistent one's owner could add queues and
+	 * read or write the tunnel's plaintext). The others attach to ours.
+	 */
+	ifr.ifr_flags |= IFF_TUN_EXCL;
 	for (unsigned int i = 0; i < nqueues; i++) {
-		int fd = open_queue(&ifr);
+		int fd;
+
+		if (i == 1)
+			ifr.ifr_flags &= (short)~IFF_TUN_EXCL;
+		fd = open_queue(&ifr);
 
 		/* The first queue fixes the name the kernel chose; the others attach to it. */
 		if (fd == -EINVAL && i == 0 && (ifr.ifr_flags & IFF_VNET_HDR)) {

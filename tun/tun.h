@@ -29,10 +29,12 @@ struct tun {
 };
 
 /*
- * Creates (or attaches to) the TUN interface name ("" or a pattern like
- * "wg%d" lets the kernel pick) with nqueues queues. With TUN_VNET_HDR the
- * offloads are requested; if the kernel refuses, the device falls back to
- * plain packets and t->vnet_hdr says which one was obtained.
+ * Creates the TUN interface name ("" or a pattern like "wg%d" lets the
+ * kernel pick) with nqueues queues; -EBUSY if an interface of that name
+ * already exists (never attaches to a device it did not create). With
+ * TUN_VNET_HDR the offloads are requested; if the kernel refuses, the
+ * device falls back to plain packets and t->vnet_hdr says which one was
+ * obtained.
  */
 int tun_open(struct tun *t, const char *name, unsigned int nqueues, unsigned int flags);
 /* Closes every queue; the kernel removes a non-persistent device with its last queue. */

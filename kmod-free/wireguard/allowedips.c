@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "allowedips.h"
+#include "peer.h"
 
 /*
  * A node holds a prefix (bits [0, cidr) of key are meaningful, the rest are
@@ -14,13 +15,46 @@
  * branches diverge, so a trie has fewer than 2 * (number of prefixes) nodes.
  * Addresses are held as two 64-bit words in host order, most significant
  * (first on the wire) bit first, so masking and comparing are word operations.
+ *
+ * Every node with a peer is also on that peer's list (peer->aip_head, in
+ * insertion order), so what concerns one peer (`wg show`, removing it,
+ * replacing its prefixes) costs its own prefixes times the depth, not a
+ * walk of the whole trie: with 20,000 peers the per-peer trie walks held
+ * the device lock for 13.6 s per `wg show` (review L13).
  */
 struct wg_aip_node {
 	struct wg_aip_node *child[2];
 	struct wg_peer *peer;
+	struct wg_aip_node *peer_next, **peer_pprev; /* the peer's list, when peer is set */
 	uint64_t key[2];
 	uint8_t cidr;
+	bool v6;
 };
+
+static void link_peer(struct wg_aip_node *n, struct wg_peer *peer)
+{
+	if (!peer->aip_tail)
+		peer->aip_tail = &peer->aip_head;
+	n->peer = peer;
+	n->peer_next = NULL;
+	n->peer_pprev = peer->aip_tail;
+	*peer->aip_tail = n;
+	peer->aip_tail = &n->peer_next;
+}
+
+static void unlink_peer(struct wg_aip_node *n)
+{
+	struct wg_peer *peer = n->peer;
+
+	*n->peer_pprev = n->peer_next;
+	if (n->peer_next)
+		n->peer_next->peer_pprev = n->peer_pprev;
+	else
+		peer->aip_tail = n->peer_pprev;
+	n->peer = NULL;
+	n->peer_next = NULL;
+	n->peer_pprev = NULL;
+}
 
 static void load_key(uint64_t key[2], int family, const void *addr)
 {
@@ -78,7 +112,8 @@ static int prefix_matches(const struct wg_aip_node *n, const uint64_t key[2])
 	       (n->cidr <= 64 || ((n->key[1] ^ key[1]) & word_mask(n->cidr - 64u)) == 0);
 }
 
-static struct wg_aip_node *node_new(const uint64_t key[2], unsigned cidr, struct wg_peer *peer)
+static struct wg_aip_node *node_new(const uint64_t key[2], unsigned cidr, bool v6,
+                                    struct wg_peer *peer)
 {
 	struct wg_aip_node *n = calloc(1, sizeof(*n));
 
@@ -88,7 +123,9 @@ static struct wg_aip_node *node_new(const uint64_t key[2], unsigned cidr, struct
 	n->key[1] = key[1];
 	mask_key(n->key, cidr);
 	n->cidr = (uint8_t)cidr;
-	n->peer = peer;
+	n->v6 = v6;
+	if (peer)
+		link_peer(n, peer);
 	return n;
 }
 
@@ -108,6 +145,11 @@ static void free_tree(struct wg_aip_node *n)
 		return;
 	free_tree(n->child[0]);
 	free_tree(n->child[1]);
+	if (n->peer) {
+		/* every node goes: the peer's list empties with it */
+		n->peer->aip_head = NULL;
+		n->peer->aip_tail = NULL;
+	}
 	free(n);
 }
 
@@ -123,6 +165,7 @@ int wg_allowedips_insert(struct wg_allowedips *t, int family, const void *addr, 
 {
 	struct wg_aip_node **slot = root_of(t, family), *n, *fresh, *mid;
 	unsigned maxbits = family == AF_INET ? 32 : 128, common;
+	bool v6 = family == AF_INET6;
 	uint64_t key[2];
 
 	if (!slot || cidr > maxbits || !peer)
@@ -132,7 +175,12 @@ int wg_allowedips_insert(struct wg_allowedips *t, int family, const void *addr, 
 	while ((n = *slot)) {
 		common = common_bits(n->key, key, n->cidr < cidr ? n->cidr : cidr);
 		if (common == n->cidr && n->cidr == cidr) {
-			n->peer = peer; /* same prefix: replace its owner */
+			/* same prefix: replace its owner */
+			if (n->peer != peer) {
+				if (n->peer)
+					unlink_peer(n);
+				link_peer(n, peer);
+			}
 			return 0;
 		}
 		if (common == n->cidr) {
@@ -140,7 +188,7 @@ int wg_allowedips_insert(struct wg_allowedips *t, int family, const void *addr, 
 			slot = &n->child[bit_at(key, n->cidr)];
 			continue;
 		}
-		fresh = node_new(key, cidr, peer);
+		fresh = node_new(key, cidr, v6, peer);
 		if (!fresh)
 			return -ENOMEM;
 		if (common == cidr) {
@@ -150,8 +198,9 @@ int wg_allowedips_insert(struct wg_allowedips *t, int family, const void *addr, 
 			return 0;
 		}
 		/* They diverge at bit `common`: join them under a peerless node. */
-		mid = node_new(key, common, NULL);
+		mid = node_new(key, common, v6, NULL);
 		if (!mid) {
+			unlink_peer(fresh);
 			free(fresh);
 			return -ENOMEM;
 		}
@@ -160,7 +209,7 @@ int wg_allowedips_insert(struct wg_allowedips *t, int family, const void *addr, 
 		*slot = mid;
 		return 0;
 	}
-	fresh = node_new(key, cidr, peer);
+	fresh = node_new(key, cidr, v6, peer);
 	if (!fresh)
 		return -ENOMEM;
 	*slot = fresh;
@@ -189,7 +238,7 @@ static int remove_exact(struct wg_aip_node **slot, const uint64_t key[2], unsign
 	if (n->cidr == cidr) {
 		if (!n->peer || (peer && n->peer != peer))
 			return -ENOENT;
-		n->peer = NULL;
+		unlink_peer(n);
 		compact(slot);
 		return 0;
 	}
@@ -212,23 +261,16 @@ int wg_allowedips_remove(struct wg_allowedips *t, int family, const void *addr, 
 	return remove_exact(slot, key, cidr, peer);
 }
 
-static void remove_peer(struct wg_aip_node **slot, const struct wg_peer *peer)
-{
-	struct wg_aip_node *n = *slot;
-
-	if (!n)
-		return;
-	remove_peer(&n->child[0], peer);
-	remove_peer(&n->child[1], peer);
-	if (n->peer == peer)
-		n->peer = NULL;
-	compact(slot);
-}
-
 void wg_allowedips_remove_by_peer(struct wg_allowedips *t, struct wg_peer *peer)
 {
-	remove_peer(&t->root4, peer);
-	remove_peer(&t->root6, peer);
+	/* Each removal descends from the root to compact the path behind it. */
+	while (peer->aip_head) {
+		struct wg_aip_node *n = peer->aip_head;
+		uint64_t key[2] = {n->key[0], n->key[1]};
+
+		if (remove_exact(n->v6 ? &t->root6 : &t->root4, key, n->cidr, peer) != 0)
+			unlink_peer(n); /* not in t: cannot happen, but never loop */
+	}
 }
 
 static struct wg_peer *lookup(const struct wg_aip_node *n, const uint64_t key[2], unsigned maxbits)
@@ -286,29 +328,19 @@ struct wg_peer *wg_allowedips_lookup_src(const struct wg_allowedips *t, const ui
 	return lookup_pkt(t, pkt, len, 0);
 }
 
-static int walk(const struct wg_aip_node *n, int family, const struct wg_peer *peer,
-                int (*fn)(void *ctx, int family, const uint8_t *addr, uint8_t cidr), void *ctx)
+int wg_allowedips_walk(const struct wg_allowedips *t, const struct wg_peer *peer,
+                       int (*fn)(void *ctx, int family, const uint8_t *addr, uint8_t cidr),
+                       void *ctx)
 {
-	uint8_t addr[16];
-	int ret;
+	(void)t;
+	for (const struct wg_aip_node *n = peer->aip_head; n; n = n->peer_next) {
+		int family = n->v6 ? AF_INET6 : AF_INET, ret;
+		uint8_t addr[16];
 
-	if (!n)
-		return 0;
-	if (n->peer && n->peer == peer) {
 		store_key(addr, family, n->key);
 		ret = fn(ctx, family, addr, n->cidr);
 		if (ret)
 			return ret;
 	}
-	ret = walk(n->child[0], family, peer, fn, ctx);
-	return ret ? ret : walk(n->child[1], family, peer, fn, ctx);
-}
-
-int wg_allowedips_walk(const struct wg_allowedips *t, const struct wg_peer *peer,
-                       int (*fn)(void *ctx, int family, const uint8_t *addr, uint8_t cidr),
-                       void *ctx)
-{
-	int ret = walk(t->root4, AF_INET, peer, fn, ctx);
-
-	return ret ? ret : walk(t->root6, AF_INET6, peer, fn, ctx);
+	return 0;
 }

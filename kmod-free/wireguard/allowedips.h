@@ -29,6 +29,7 @@ int wg_allowedips_insert(struct wg_allowedips *t, int family, const void *addr, 
 /* Remove exactly addr/cidr if it maps to peer (any peer if NULL); 0 or -ENOENT. */
 int wg_allowedips_remove(struct wg_allowedips *t, int family, const void *addr, uint8_t cidr,
                          struct wg_peer *peer);
+/* Every prefix of peer; costs its own prefixes (times the depth), not the whole trie. */
 void wg_allowedips_remove_by_peer(struct wg_allowedips *t, struct wg_peer *peer);
 /* Longest-prefix match; NULL when nothing covers addr. */
 struct wg_peer *wg_allowedips_lookup(const struct wg_allowedips *t, int family, const void *addr);
@@ -41,7 +42,12 @@ struct wg_peer *wg_allowedips_lookup_dst(const struct wg_allowedips *t, const ui
                                          size_t len);
 struct wg_peer *wg_allowedips_lookup_src(const struct wg_allowedips *t, const uint8_t *pkt,
                                          size_t len);
-/* Call fn for every prefix of peer (for `wg show`); stops at and returns fn's first non-zero. */
+/*
+ * Call fn for every prefix of peer in the order they were inserted (for
+ * `wg show`); stops at and returns fn's first non-zero. peer must be a
+ * struct wg_peer (its aip_head list is read), as for every call here that
+ * stores a peer.
+ */
 int wg_allowedips_walk(const struct wg_allowedips *t, const struct wg_peer *peer,
                        int (*fn)(void *ctx, int family, const uint8_t *addr, uint8_t cidr),
                        void *ctx);

@@ -23,29 +23,36 @@
 #include "netlink.h"
 #include "offload.h"
 #include "peer.h"
+#include "rx_split.h"
 #include "tun.h"
 #include "uapi.h"
 
 enum {
 	TX_BATCH = OFFLOAD_MAX_SEGS, /* packets read (or cut from a TSO packet) per round */
-	GSO_MAX_SEGS = 64,           /* UDP_SEGMENT's limit per sendmsg */
+	GSO_MAX_SEGS = 64,           /* UDP_SEGMENT's limit per sendmsg (before Linux 6.11) */
 	RX_MSGS = 8,                 /* recvmmsg entries; each may carry a GRO train of datagrams */
 	RX_BUF = 65536 + 64,         /* one GRO train: at most 64 KiB of UDP payload */
 	PEER_QUEUE = 256,            /* packets held per peer while a handshake is in progress */
 	CTRL_TICK_MS = 20,           /* the control thread's timer granularity */
+	UAPI_DEADLINE_MS = 2000,     /* a UAPI client's time in all (wg(8) sends at once) */
 	DEFAULT_TABLE = 51820,       /* wg-quick's table and fwmark for a tunnel default route */
 	MAX_RULES = 4,
+	/* datagrams one rx_round holds: RX_MSGS trains of at most WG_RX_SPLIT_MAX_SEGS */
+	RX_SEGS = RX_MSGS * WG_RX_SPLIT_MAX_SEGS,
 };
 
 /* Device-level drop counters (the core counts protocol drops in id.stats). */
 struct dev_stats {
-	atomic_ulong tx_no_peer;     /* TUN packet with no AllowedIPs match */
-	atomic_ulong tx_no_endpoint; /* peer has no endpoint yet */
-	atomic_ulong tx_queue_full;  /* handshake pending and the queue is full */
-	atomic_ulong tx_bad_packet;  /* TUN packet we could not parse or segment */
-	atomic_ulong tx_send_errors; /* sendmsg failed */
-	atomic_ulong rx_truncated;   /* datagram larger than our buffer */
-	atomic_ulong rx_tun_errors;  /* TUN write failed */
+	atomic_ulong tx_no_peer;      /* TUN packet with no AllowedIPs match */
+	atomic_ulong tx_no_endpoint;  /* peer has no endpoint yet */
+	atomic_ulong tx_queue_full;   /* handshake pending and the queue is full */
+	atomic_ulong tx_bad_packet;   /* TUN packet we could not parse or segment */
+	atomic_ulong tx_send_errors;  /* sendmsg failed */
+	atomic_ulong rx_truncated;    /* datagram larger than our buffer, or its GRO cmsg cut */
+	atomic_ulong rx_gro_runts;    /* datagrams of a GRO train cut below any message size */
+	atomic_ulong rx_gro_overflow; /* datagrams past what one round holds (rx_split.h) */
+	atomic_ulong rx_exclusive;    /* receive batches that took the device lock exclusive */
+	atomic_ulong rx_tun_errors;   /* TUN write failed */
 	atomic_ulong tx_packets, rx_packets, tx_gso_sends, rx_gro_trains;
 };
 
@@ -66,7 +73,7 @@ struct dev_peer {
 	union wgconf_sockaddr endpoint;
 	unsigned int qhead, qlen;
 	struct qpkt queue[PEER_QUEUE];
-	struct dev_peer *next; /* device's list, for freeing */
+	struct dev_peer *next, **pprev; /* device's list, for freeing; unlinked in O(1) */
 };
 
 struct worker {
@@ -512,18 +519,33 @@ static void roam(struct dev_peer *p, const union wgconf_sockaddr *src, socklen_t
 
 /* A datagram the shared pass left for the exclusive one. */
 struct rx_later {
-	uint8_t *pkt;
-	size_t len;
-	unsigned int msg;    /* index into the recvmmsg arrays (source address) */
+	const struct wg_rx_seg *seg;
 	bool opened;         /* a decrypted data message waiting for finish(exclusive) */
 	struct wg_rx_open o; /* when opened */
 };
 
+static void count_split(struct wg_device *d, const struct wg_rx_split_counts *c)
+{
+	if (c->trains)
+		atomic_fetch_add(&d->stats.rx_gro_trains, c->trains);
+	if (c->truncated)
+		atomic_fetch_add(&d->stats.rx_truncated, c->truncated);
+	if (c->runts)
+		atomic_fetch_add(&d->stats.rx_gro_runts, c->runts);
+	if (c->overflow)
+		atomic_fetch_add(&d->stats.rx_gro_overflow, c->overflow);
+}
+
 /*
  * Receives up to RX_MSGS GRO trains from fd, decrypts them and writes to the
- * TUN. Data messages are decrypted under the shared lock, in parallel with
- * the other worker; handshake messages and the first packet of a new session
- * are set aside and handled after the batch under the exclusive lock.
+ * TUN. wg_rx_split() cuts the trains into at most RX_SEGS datagrams; each
+ * ends in at most one of out[] or later[], so neither can overflow. Data
+ * messages are decrypted under the shared lock, in parallel with the other
+ * worker, and junk is dropped there too (wg_receive_precheck: bad type or
+ * length, bad MAC1, cookie for nobody), so unauthenticated datagrams never
+ * serialise the workers. Handshakes with a valid MAC1, cookie replies for
+ * a handshake of ours and the first packet of a new session are set aside
+ * and handled after the batch under the exclusive lock.
  */
 static int rx_round(struct worker *w, int fd)
 {
@@ -532,9 +554,11 @@ static int rx_round(struct worker *w, int fd)
 	struct iovec iov[RX_MSGS];
 	union wgconf_sockaddr src[RX_MSGS];
 	char cbuf[RX_MSGS][CMSG_SPACE(sizeof(int))];
-	struct offload_pkt out[RX_MSGS * GSO_MAX_SEGS];
-	struct rx_later later[RX_MSGS * GSO_MAX_SEGS];
-	unsigned int nout = 0, nlater = 0;
+	struct wg_rx_seg seg[RX_SEGS];
+	struct offload_pkt out[RX_SEGS];
+	struct rx_later later[RX_SEGS];
+	struct wg_rx_split_counts sc = {0};
+	unsigned int nseg, nout = 0, nlater = 0;
 	bool need_kick = false;
 	struct wg_rx rx;
 	uint64_t now;
@@ -555,81 +579,66 @@ static int rx_round(struct worker *w, int fd)
 	if (n <= 0)
 		return n < 0 ? -errno : -EAGAIN;
 	now = mono_now(d);
+	nseg = wg_rx_split(mm, (unsigned int)n, seg, RX_SEGS, &sc);
+	count_split(d, &sc);
 
 	lock_shared(d);
-	for (int i = 0; i < n; i++) {
-		uint8_t *buf = iov[i].iov_base;
-		size_t total = mm[i].msg_len, seg = total;
+	for (unsigned int k = 0; k < nseg; k++) {
+		const struct wg_rx_seg *s = &seg[k];
+		struct rx_later *l = &later[nlater];
+		enum wg_message_type type = wg_receive_precheck(&d->id, s->pkt, s->len);
+		struct dev_peer *p;
+		int r;
 
-		if (mm[i].msg_hdr.msg_flags & MSG_TRUNC) {
-			atomic_fetch_add(&d->stats.rx_truncated, 1);
+		if (type == WG_MSG_INVALID)
+			continue; /* counted */
+		*l = (struct rx_later){.seg = s};
+		if (type != WG_MSG_DATA) {
+			nlater++;
 			continue;
 		}
-		for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mm[i].msg_hdr); cm;
-		     cm = CMSG_NXTHDR(&mm[i].msg_hdr, cm)) {
-			if (cm->cmsg_level == SOL_UDP && cm->cmsg_type == UDP_GRO) {
-				int g;
-
-				memcpy(&g, CMSG_DATA(cm), sizeof(g));
-				if (g > 0 && (size_t)g < total) {
-					seg = (size_t)g;
-					atomic_fetch_add(&d->stats.rx_gro_trains, 1);
-				}
-			}
-		}
-		for (size_t off = 0; off < total; off += seg) {
-			size_t len = total - off < seg ? total - off : seg;
-			struct rx_later *l = &later[nlater];
-			struct dev_peer *p;
-			int r;
-
-			*l = (struct rx_later){
-			        .pkt = buf + off, .len = len, .msg = (unsigned int)i};
-			if (wg_message_type(l->pkt, len) != WG_MSG_DATA) {
-				nlater++;
-				continue;
-			}
-			if (wg_receive_data_open(&d->id, l->pkt, len, now, &l->o, &rx) < 0)
-				continue;
-			p = l->o.kp->entry.peer->priv;
-			pthread_mutex_lock(&p->lock);
-			r = wg_receive_data_finish(&d->id, l->pkt, len, &l->o, false, now, &rx);
-			if (r == 0)
-				roam(p, &src[i], mm[i].msg_hdr.msg_namelen);
-			need_kick |= p->core.pending_actions != 0;
-			pthread_mutex_unlock(&p->lock);
-			if (r == -EWOULDBLOCK) {
-				l->opened = true;
-				nlater++;
-			} else if (r == 0 && rx.action == WG_RX_DATA) {
-				atomic_fetch_add(&d->stats.rx_packets, 1);
-				out[nout].data = rx.data;
-				out[nout++].len = rx.len;
-			}
+		if (wg_receive_data_open(&d->id, s->pkt, s->len, now, &l->o, &rx) < 0)
+			continue;
+		p = l->o.kp->entry.peer->priv;
+		pthread_mutex_lock(&p->lock);
+		r = wg_receive_data_finish(&d->id, s->pkt, s->len, &l->o, false, now, &rx);
+		if (r == 0)
+			roam(p, &src[s->msg], mm[s->msg].msg_hdr.msg_namelen);
+		need_kick |= p->core.pending_actions != 0;
+		pthread_mutex_unlock(&p->lock);
+		if (r == -EWOULDBLOCK) {
+			l->opened = true;
+			nlater++;
+		} else if (r == 0 && rx.action == WG_RX_DATA) {
+			atomic_fetch_add(&d->stats.rx_packets, 1);
+			out[nout].data = rx.data;
+			out[nout++].len = rx.len;
 		}
 	}
 	unlock(d);
 
 	if (nlater) {
+		atomic_fetch_add(&d->stats.rx_exclusive, 1);
 		lock_exclusive(d);
 		for (unsigned int k = 0; k < nlater; k++) {
 			struct rx_later *l = &later[k];
+			const struct wg_rx_seg *s = l->seg;
 			struct dev_peer *p;
 			int r;
 
 			if (l->opened)
-				r = wg_receive_data_finish(&d->id, l->pkt, l->len, &l->o, true, now,
+				r = wg_receive_data_finish(&d->id, s->pkt, s->len, &l->o, true, now,
 				                           &rx);
 			else
-				r = wg_receive(&d->id, l->pkt, l->len, &src[l->msg].sa, now, &rx);
+				r = wg_receive(&d->id, s->pkt, s->len, &src[s->msg].sa, now, &rx);
 			if (r < 0)
 				continue;
 			if (rx.action == WG_RX_REPLY)
-				send_one(w, &src[l->msg], rx.data, rx.len);
+				send_one(w, &src[s->msg], rx.data, rx.len);
 			if (!rx.peer)
 				continue;
 			p = rx.peer->priv;
-			roam(p, &src[l->msg], mm[l->msg].msg_hdr.msg_namelen);
+			roam(p, &src[s->msg], mm[s->msg].msg_hdr.msg_namelen);
 			if (rx.action == WG_RX_DATA) {
 				atomic_fetch_add(&d->stats.rx_packets, 1);
 				out[nout].data = rx.data;
@@ -736,14 +745,11 @@ static struct dev_peer *find_peer(struct wg_device *d, const uint8_t *pub)
 	return p ? p->priv : NULL;
 }
 
-static void remove_peer(struct wg_device *d, struct dev_peer *p)
+static void remove_peer(struct dev_peer *p)
 {
-	struct dev_peer **pp = &d->peers;
-
-	while (*pp && *pp != p)
-		pp = &(*pp)->next;
-	if (*pp)
-		*pp = p->next;
+	*p->pprev = p->next;
+	if (p->next)
+		p->next->pprev = p->pprev;
 	queue_free(p);
 	wg_peer_destroy(&p->core);
 	pthread_mutex_destroy(&p->lock);
@@ -833,14 +839,14 @@ static int apply_set(struct wg_device *d, const struct wg_uapi_set *s)
 	}
 	if (s->replace_peers)
 		while (d->peers)
-			remove_peer(d, d->peers);
+			remove_peer(d->peers);
 	for (size_t i = 0; i < s->n_peers; i++) {
 		const struct wg_uapi_peer_set *ps = &s->peers[i];
 		struct dev_peer *p = find_peer(d, ps->public_key);
 
 		if (ps->remove) {
 			if (p)
-				remove_peer(d, p);
+				remove_peer(p);
 			continue;
 		}
 		if (!p) {
@@ -857,6 +863,9 @@ static int apply_set(struct wg_device *d, const struct wg_uapi_set *s)
 			pthread_mutex_init(&p->lock, NULL);
 			p->core.priv = p;
 			p->next = d->peers;
+			if (p->next)
+				p->next->pprev = &p->next;
+			p->pprev = &d->peers;
 			d->peers = p;
 		}
 		if (ps->has_preshared_key)
@@ -900,20 +909,25 @@ static int uapi_set(void *ctx, const struct wg_uapi_set *req)
 
 struct aip_collect {
 	struct wg_uapi_peer_info *pi;
+	size_t cap;
 	int err;
 };
 
 static int collect_aip(void *ctx, int family, const uint8_t *addr, uint8_t cidr)
 {
 	struct aip_collect *c = ctx;
-	struct netlink_prefix *a =
-	        realloc(c->pi->allowed_ips, (c->pi->n_allowed_ips + 1) * sizeof(*a));
+	struct netlink_prefix *a = c->pi->allowed_ips;
 
-	if (!a) {
-		c->err = -ENOMEM;
-		return -ENOMEM;
+	if (c->pi->n_allowed_ips == c->cap) {
+		/* doubling: a peer with many prefixes costs no quadratic copying */
+		c->cap = c->cap ? 2 * c->cap : 4;
+		a = realloc(a, c->cap * sizeof(*a));
+		if (!a) {
+			c->err = -ENOMEM;
+			return -ENOMEM;
+		}
+		c->pi->allowed_ips = a;
 	}
-	c->pi->allowed_ips = a;
 	a = &a[c->pi->n_allowed_ips++];
 	memset(a, 0, sizeof(*a));
 	a->family = family;
@@ -1140,6 +1154,13 @@ int wg_device_create(struct wg_device **out, const struct wgconf *conf,
 		d->fwmark = DEFAULT_TABLE;
 
 	ret = tun_open(&d->tun, d->name, nw, opts->offload ? TUN_VNET_HDR : 0);
+	if (ret == -EBUSY) {
+		fprintf(stderr,
+		        "%s: an interface of that name already exists; spliced creates its own "
+		        "TUN device and does not attach to another one\n",
+		        d->name);
+		goto fail;
+	}
 	if (ret < 0) {
 		fprintf(stderr, "%s: cannot create the TUN device: %s\n", d->name, strerror(-ret));
 		goto fail;
@@ -1248,7 +1269,8 @@ static void print_stats(struct wg_device *d)
 	        "cookie_invalid=%llu unknown_index=%llu expired_key=%llu decrypt_failed=%llu "
 	        "replay=%llu bad_inner=%llu src_not_allowed=%llu truncated=%lu tx_no_peer=%lu "
 	        "tx_no_endpoint=%lu tx_queue_full=%lu tx_bad_packet=%lu tx_send_errors=%lu "
-	        "rx_tun_errors=%lu gso_sends=%lu gro_trains=%lu offload=%s\n",
+	        "rx_tun_errors=%lu gso_sends=%lu gro_trains=%lu gro_runts=%lu gro_overflow=%lu "
+	        "rx_exclusive=%lu offload=%s\n",
 	        d->name, (unsigned long long)s->rx_data_packets,
 	        (unsigned long long)atomic_load(&x->tx_packets),
 	        (unsigned long long)s->rx_handshakes, (unsigned long long)s->rx_invalid_message,
@@ -1262,6 +1284,8 @@ static void print_stats(struct wg_device *d)
 	        atomic_load(&x->tx_queue_full), atomic_load(&x->tx_bad_packet),
 	        atomic_load(&x->tx_send_errors), atomic_load(&x->rx_tun_errors),
 	        atomic_load(&x->tx_gso_sends), atomic_load(&x->rx_gro_trains),
+	        atomic_load(&x->rx_gro_runts), atomic_load(&x->rx_gro_overflow),
+	        atomic_load(&x->rx_exclusive),
 	        d->tun.vnet_hdr ? "tun+udp" : (atomic_load(&d->gso) ? "udp" : "off"));
 }
 
@@ -1328,11 +1352,7 @@ int wg_device_run(struct wg_device *d)
 			int c = accept4(d->uapi_fd, NULL, NULL, SOCK_CLOEXEC);
 
 			if (c >= 0) {
-				struct timeval tv = {.tv_sec = 2};
-
-				setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-				setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-				wg_uapi_serve(c, &ops);
+				wg_uapi_serve(c, &ops, UAPI_DEADLINE_MS);
 				close(c);
 			}
 		}
@@ -1392,7 +1412,7 @@ void wg_device_destroy(struct wg_device *d)
 		free(w->tun_out);
 	}
 	while (d->peers)
-		remove_peer(d, d->peers);
+		remove_peer(d->peers);
 	wg_identity_destroy(&d->id);
 	tun_close(&d->tun);
 	if (d->stop_fd >= 0)

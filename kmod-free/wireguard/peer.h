@@ -59,7 +59,8 @@
  * A device receiving data on several threads uses two lock levels: a
  * shared/exclusive device lock (e.g. a rwlock) and one lock per peer. The
  * only calls allowed under the shared lock are wg_allowedips_lookup_*(),
- * wg_keypair_seal/open(), wg_receive_data_open() and, with the peer's lock
+ * wg_keypair_seal/open(), wg_receive_precheck(), wg_receive_data_open() and,
+ * with the peer's lock
  * also held, wg_peer_encrypt_prepare*() and wg_receive_data_finish(); none of
  * them frees a keypair or touches the index table. Everything else
  * (handshakes, wg_peer_tick(), configuration) takes the exclusive lock.
@@ -111,6 +112,8 @@ struct wg_peer {
 	uint64_t rx_bytes, tx_bytes;         /* UDP payload bytes, for `wg show transfer` */
 	unsigned pending_actions;            /* WG_ACT_* raised outside wg_peer_tick() */
 	bool sent_lastminute_handshake;
+	/* allowedips.c: this peer's trie nodes, in insertion order (tail NULL = empty) */
+	struct wg_aip_node *aip_head, **aip_tail;
 	struct wg_peer *hash_next; /* identity's public-key table */
 	struct wg_peer *list_prev, *list_next;
 };
@@ -235,6 +238,16 @@ struct wg_rx {
  */
 int wg_receive(struct wg_identity *id, uint8_t *pkt, size_t len, const struct sockaddr *src,
                uint64_t now, struct wg_rx *rx);
+
+/*
+ * The part of wg_receive() that needs no exclusive lock, for a device that
+ * takes it only when it must: drops and counts (as wg_receive() would) a
+ * payload of no valid type or length, a handshake whose MAC1 is wrong and a
+ * cookie reply naming no handshake or session of ours, returning
+ * WG_MSG_INVALID; otherwise returns the message type, and the payload still
+ * goes through wg_receive() (or, for data, wg_receive_data_open/finish).
+ */
+enum wg_message_type wg_receive_precheck(struct wg_identity *id, const uint8_t *pkt, size_t len);
 
 /* A data message between wg_receive_data_open() and wg_receive_data_finish(). */
 struct wg_rx_open {

@@ -241,17 +241,20 @@ int wg_receive_data_finish(struct wg_identity *id, uint8_t *pkt, size_t len,
                            struct wg_rx *rx)
 {
 	struct wg_keypair *kp = o->kp;
-	struct wg_peer *peer = kp->entry.peer;
+	struct wg_peer *peer;
 	size_t ilen;
 
 	rx_reset(rx);
-	if (exclusive) {
-		/* The lock was dropped since open: the session may have been freed. */
-		if (data_keypair(id, pkt) != kp)
-			return drop(rx, &id->stats.rx_unknown_index, -ENOENT);
-	} else if (kp == peer->keypairs.next) {
+	/*
+	 * The lock was dropped since open: the session may have been freed
+	 * (a handshake, a timer, a peer removal), so nothing of kp is read
+	 * before it is found again.
+	 */
+	if (exclusive && data_keypair(id, pkt) != kp)
+		return drop(rx, &id->stats.rx_unknown_index, -ENOENT);
+	peer = kp->entry.peer;
+	if (!exclusive && kp == peer->keypairs.next)
 		return -EWOULDBLOCK;
-	}
 	/* Only an authentic packet may move the replay window. */
 	if (!wg_counter_validate(&kp->replay, wg_le64(pkt + offsetof(struct wg_msg_data, counter))))
 		return drop(rx, &id->stats.rx_replay, -EALREADY);
@@ -293,6 +296,43 @@ static int receive_data(struct wg_identity *id, uint8_t *pkt, size_t len, uint64
 
 	/* Single-threaded caller: it holds everything, so finish in one go. */
 	return ret ? ret : wg_receive_data_finish(id, pkt, len, &o, true, now, rx);
+}
+
+enum wg_message_type wg_receive_precheck(struct wg_identity *id, const uint8_t *pkt, size_t len)
+{
+	enum wg_message_type type = wg_message_type(pkt, len);
+	struct wg_index_entry *e;
+
+	switch (type) {
+	case WG_MSG_HANDSHAKE_INITIATION:
+	case WG_MSG_HANDSHAKE_RESPONSE:
+		/*
+		 * MAC1 needs only our public key (message_mac1_key changes under
+		 * the exclusive lock only). MAC2 and the load check write state:
+		 * they stay in receive_handshake(), which checks MAC1 again.
+		 */
+		if (wg_cookie_validate(&id->cookie_checker, pkt, len, NULL, 0, false, 0) ==
+		    WG_COOKIE_INVALID_MAC) {
+			id->stats.rx_bad_mac1++;
+			return WG_MSG_INVALID;
+		}
+		return type;
+	case WG_MSG_HANDSHAKE_COOKIE:
+		/* Only a reply to a handshake or session of ours can be consumed. */
+		e = wg_index_lookup(&id->index,
+		                    wg_le32(pkt + offsetof(struct wg_msg_cookie, receiver_index)),
+		                    WG_INDEX_HANDSHAKE | WG_INDEX_KEYPAIR);
+		if (!e) {
+			id->stats.rx_cookie_invalid++;
+			return WG_MSG_INVALID;
+		}
+		return type;
+	case WG_MSG_DATA:
+		return type;
+	default:
+		id->stats.rx_invalid_message++;
+		return WG_MSG_INVALID;
+	}
 }
 
 int wg_receive(struct wg_identity *id, uint8_t *pkt, size_t len, const struct sockaddr *src,

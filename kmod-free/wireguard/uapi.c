@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #define UAPI_DIR "/var/run/wireguard"
@@ -355,30 +357,69 @@ out:
 	return ret;
 }
 
-static int write_all(int fd, const char *p, size_t len)
+/* One client connection: its descriptor and when serving it must end (CLOCK_MONOTONIC ms). */
+struct client {
+	int fd;
+	int64_t deadline;
+};
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Waits until fd is ready for events or the client's time is up: 0 or -ETIMEDOUT. */
+static int wait_ready(const struct client *c, short events)
+{
+	for (;;) {
+		int64_t left = c->deadline - now_ms();
+		struct pollfd pfd = {.fd = c->fd, .events = events};
+		int r;
+
+		if (left <= 0)
+			return -ETIMEDOUT;
+		r = poll(&pfd, 1, (int)left);
+		if (r > 0)
+			return 0;
+		if (r < 0 && errno != EINTR)
+			return -errno;
+	}
+}
+
+static int write_all(const struct client *c, const char *p, size_t len)
 {
 	while (len) {
-		ssize_t n = write(fd, p, len);
+		ssize_t n = write(c->fd, p, len);
+		int ret;
 
 		if (n < 0 && errno == EINTR)
 			continue;
+		if (n < 0 && errno == EAGAIN) {
+			ret = wait_ready(c, POLLOUT);
+			if (ret < 0)
+				return ret;
+			continue;
+		}
 		if (n <= 0)
-			return -errno;
+			return n < 0 ? -errno : -EPIPE;
 		p += n;
 		len -= (size_t)n;
 	}
 	return 0;
 }
 
-static void reply_errno(int fd, int err)
+static void reply_errno(const struct client *c, int err)
 {
 	char buf[32];
 	int n = snprintf(buf, sizeof(buf), "errno=%d\n\n", err < 0 ? -err : err);
 
-	write_all(fd, buf, (size_t)n);
+	write_all(c, buf, (size_t)n);
 }
 
-static int do_get(int fd, const struct wg_uapi_ops *ops)
+static int do_get(const struct client *c, const struct wg_uapi_ops *ops)
 {
 	struct wg_uapi_info info;
 	char *text;
@@ -388,22 +429,22 @@ static int do_get(int fd, const struct wg_uapi_ops *ops)
 	memset(&info, 0, sizeof(info));
 	ret = ops->get(ops->ctx, &info);
 	if (ret < 0) {
-		reply_errno(fd, ret);
+		reply_errno(c, ret);
 		return 0;
 	}
 	text = wg_uapi_format_get(&info, &len);
 	wg_uapi_info_free(&info);
 	if (!text) {
-		reply_errno(fd, -ENOMEM);
+		reply_errno(c, -ENOMEM);
 		return 0;
 	}
-	ret = write_all(fd, text, len);
+	ret = write_all(c, text, len);
 	explicit_bzero(text, len);
 	free(text);
 	return ret;
 }
 
-static void do_set(int fd, const struct wg_uapi_ops *ops, const char *body)
+static void do_set(const struct client *c, const struct wg_uapi_ops *ops, const char *body)
 {
 	struct wg_uapi_set req;
 	int ret = wg_uapi_parse_set(&req, body);
@@ -412,7 +453,7 @@ static void do_set(int fd, const struct wg_uapi_ops *ops, const char *body)
 		ret = ops->set(ops->ctx, &req);
 		wg_uapi_set_free(&req);
 	}
-	reply_errno(fd, ret);
+	reply_errno(c, ret);
 }
 
 /* The end of a request: "get=1\n\n", or a set=1 body closed by an empty line. */
@@ -424,10 +465,16 @@ static char *request_end(char *buf, size_t len)
 	return NULL;
 }
 
-void wg_uapi_serve(int fd, const struct wg_uapi_ops *ops)
+void wg_uapi_serve(int fd, const struct wg_uapi_ops *ops, unsigned int timeout_ms)
 {
+	struct client c = {.fd = fd, .deadline = now_ms() + timeout_ms};
 	char *buf = NULL;
 	size_t len = 0, cap = 0;
+	int fl = fcntl(fd, F_GETFL);
+
+	/* Non-blocking, so that no read or write can outlast the deadline. */
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+		return;
 
 	for (;;) {
 		char *end;
@@ -438,12 +485,12 @@ void wg_uapi_serve(int fd, const struct wg_uapi_ops *ops)
 
 			end[-1] = '\0';
 			if (!strncmp(buf, "get=1\n", 6)) {
-				if (do_get(fd, ops) < 0)
+				if (do_get(&c, ops) < 0)
 					goto out;
 			} else if (!strncmp(buf, "set=1\n", 6)) {
-				do_set(fd, ops, buf + 6);
+				do_set(&c, ops, buf + 6);
 			} else {
-				reply_errno(fd, -EINVAL);
+				reply_errno(&c, -EINVAL);
 				goto out;
 			}
 			explicit_bzero(buf, used);
@@ -466,8 +513,10 @@ void wg_uapi_serve(int fd, const struct wg_uapi_ops *ops)
 			buf = nb;
 			cap = cap ? cap * 2 : READ_CHUNK;
 		}
+		if (wait_ready(&c, POLLIN) < 0)
+			goto out; /* the client's time is up */
 		n = read(fd, buf + len, cap - len);
-		if (n < 0 && errno == EINTR)
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
 		if (n <= 0)
 			goto out;

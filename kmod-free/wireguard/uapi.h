@@ -89,10 +89,12 @@ void wg_uapi_info_free(struct wg_uapi_info *info);
  */
 int wg_uapi_listen(const char *name, char *path, size_t pathlen);
 /*
- * Serves one client on a connected fd until it closes or sends garbage:
- * reads requests, answers each. Blocking; the caller runs it off the data
- * path (the device's control thread) with a receive timeout set.
+ * Serves one client on a connected fd until it closes, sends garbage or
+ * timeout_ms have passed in all: reads requests, answers each. The caller
+ * (the device's control thread, which also runs the timers) waits at most
+ * that long however slowly the client sends or reads (review L10); fd is
+ * made non-blocking.
  */
-void wg_uapi_serve(int fd, const struct wg_uapi_ops *ops);
+void wg_uapi_serve(int fd, const struct wg_uapi_ops *ops, unsigned int timeout_ms);
 
 #endif

@@ -1,11 +1,19 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Build the proto/ fuzz targets with clang (libFuzzer + ASan + UBSan) into
-# build-fuzz/ and run each for FUZZ_SECONDS (default 20); prints
-# "PASS: fuzz/<target>" or "FAIL: fuzz/<target>" per target.
+# Build the fuzz targets with clang (libFuzzer + ASan + UBSan) into build-fuzz/
+# and run them; prints "PASS: fuzz/<target>" or "FAIL: fuzz/<target>" per target.
 #
-#   tests/fuzz/run.sh                    all targets, 20 s each
-#   FUZZ_SECONDS=600 tests/fuzz/run.sh http_connect   one target, longer
+# How long each runs:
+#   tests/fuzz/run.sh                    every target; together they share a
+#                                        fixed budget, FUZZ_BUDGET seconds
+#                                        (default 160) split evenly, so adding a
+#                                        target does not lengthen ./scripts/test
+#                                        (which runs it this way)
+#   FUZZ_MINUTES=30 tests/fuzz/run.sh    on demand: every target 30 minutes
+#   FUZZ_MINUTES=10 tests/fuzz/run.sh wg_rx_split http_connect   those, 10 min each
+#   FUZZ_SECONDS=600 tests/fuzz/run.sh http_connect   per target, in seconds
+#   FUZZ_BUDGET=60 tests/fuzz/run.sh     a quick pass: 60 s over all targets
+# Build time is not counted in the budget.
 #
 # The corpus grows across runs in build-fuzz/corpus/<target>; crash inputs land
 # in build-fuzz/artifacts/ and replay with: build-fuzz/fuzz_<target> FILE.
@@ -16,13 +24,36 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 here="$top/tests/fuzz"
 out=${FUZZ_BUILD:-$top/build-fuzz}
-secs=${FUZZ_SECONDS:-20}
-all=(socks5_server socks5_client http_connect http_client base64 wg_receive wg_conf wg_uapi config users)
+# Every target, one a line: tests/fuzz/fuzz_<name>.c. wg_* targets also get the WireGuard
+# sources below; a target needing more sources gets a line in the build step.
+all=(
+	socks5_server
+	socks5_client
+	http_connect
+	http_client
+	base64
+	wg_receive
+	wg_rx_split
+	wg_offload
+	wg_conf
+	wg_uapi
+	config
+	users
+)
 [ $# -gt 0 ] && all=("$@")
+# 160 s: what the first 8 targets took at 20 s each, kept as the suite grows.
+if [ -n "${FUZZ_MINUTES:-}" ]; then
+	secs=$((FUZZ_MINUTES * 60))
+elif [ -n "${FUZZ_SECONDS:-}" ]; then
+	secs=$FUZZ_SECONDS
+else
+	secs=$((${FUZZ_BUDGET:-160} / ${#all[@]}))
+	[ "$secs" -lt 1 ] && secs=1
+fi
 proto_src=("$top/proto/proto.c" "$top/proto/socks5.c" "$top/proto/http_connect.c" "$top/proto/http_client.c" "$top"/lib/{base64,ct,log,sockaddr,stats}.c)
 # The WireGuard targets (fuzz_wg_*) also compile kmod-free/wireguard and tun/netlink.c, and link
 # the bundled wolfSSL (scripts/build-wolfssl, cached) or else the system one, and libmnl.
-wg_src=("$top"/kmod-free/wireguard/{allowedips,chacha,cookie,counter,crypto,index,noise,peer,ratelimiter,receive,timers,wgconf,uapi}.c "$top/tun/netlink.c")
+wg_src=("$top"/kmod-free/wireguard/{allowedips,chacha,cookie,counter,crypto,index,noise,offload,peer,ratelimiter,receive,rx_split,timers,wgconf,uapi}.c "$top/tun/netlink.c")
 if wolf_prefix=$("$top/scripts/build-wolfssl" --quiet 2>/dev/null) && [ -n "$wolf_prefix" ]; then
 	wg_flags=(-I"$wolf_prefix/include" "$wolf_prefix/lib/libwolfssl.a" -lmnl -lm -lpthread)
 else
@@ -81,6 +112,15 @@ make_seeds() {
 	seed sealed wg_receive "\\x01\\x01\\x00\\x1c$ip4\\x21\\x00\\x1c$ip4\\x03\\x00\\x02\\x01\\x00\\x01\\x00\\x1c$ip4"
 	seed flipped wg_receive "\\x03\\x11\\x00\\x1c$ip4\\x02\\x00\\x00\\x12\\x00\\x04\\x01\\x00\\x00\\x00"
 	seed raw wg_receive '\x04\x00\x00\x20\x04\x00\x00\x00\x01\x02\x03\x04\x00\x00\x00\x00\x00\x00\x00\x00AAAAAAAAAAAAAAAA\x02\x00\x00'
+	# wg_rx_split: [n-1 | small-cap bit][cap] then per message [flags][len 3][gso 2] (see the .c)
+	seed trains wg_rx_split '\x01\x00\x00\x00\x10\x00\x20\x00\x00\x00\x04\x00\x01\x00\x04\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00'
+	seed runts wg_rx_split '\x00\x00\x00\xe3\xff\x00\x01\x00'
+	seed mixed wg_rx_split '\x0b\x05\x01\x00\x02\x00\x40\x00\x02\x00\x02\x00\x40\x00\x24\x00\x10\x00\x40\x00\x04\x00\x10\x00\x00\x00\x0c\x10\x00\x00\x00\x00\x08\x94\x00\x00\x00\x00\x01\x00\x00\x00'
+	# wg_offload: [selector] then a TUN read (virtio_net_hdr + packet), or (0x10) packets to coalesce
+	local t4='\x45\x00\x00\x8c\x00\x01\x40\x00\x40\x06\x00\x00\x0a\x00\x00\x01\x0a\x00\x00\x02\x12\x34\x00\x50\x00\x00'
+	seed tso wg_offload "\\x05\\x01\\x01\\x28\\x00\\x64\\x00\\x14\\x00\\x10\\x00\\x45\\x00\\x01\\x54\\x00\\x01\\x40\\x00\\x40\\x06\\x00\\x00\\x0a\\x00\\x00\\x01\\x0a\\x00\\x00\\x02\\x12\\x34\\x00\\x50\\x00\\x00\\x00\\x01\\x00\\x00\\x00\\x00\\x50\\x18\\xff\\xff\\x00\\x00\\x00\\x00$(printf 'A%.0s' $(seq 300))"
+	seed csum wg_offload "\\x01\\x01\\x00\\x00\\x00\\x00\\x00\\x14\\x00\\x10\\x00\\x45\\x00\\x00\\x3c\\x00\\x01\\x40\\x00\\x40\\x06\\x00\\x00\\x0a\\x00\\x00\\x01\\x0a\\x00\\x00\\x02\\x12\\x34\\x00\\x50\\x00\\x00\\x00\\x01\\x00\\x00\\x00\\x00\\x50\\x18\\xff\\xff\\x00\\x00\\x00\\x00BBBBBBBBBBBBBBBBBBBB"
+	seed coalesce wg_offload "\\x10\\x00\\x8c$t4\\x03\\xe8\\x00\\x00\\x00\\x00\\x50\\x10\\xff\\xff\\x00\\x00\\x00\\x00$(printf 'C%.0s' $(seq 100))\\x00\\x8c$t4\\x04\\x4c\\x00\\x00\\x00\\x00\\x50\\x18\\xff\\xff\\x00\\x00\\x00\\x00$(printf 'D%.0s' $(seq 100))"
 	seed full wg_conf '[Interface]\nPrivateKey = YFBQhzqFx5FMIqSNqH3DW7nYFxpCGB0qXa4ePaOX5kM=\nListenPort = 51820\nAddress = 10.0.0.1/24, fd00::1/64\nMTU = 1380\nTable = off\nFwMark = 0x20\n\n[Peer]\nPublicKey = 6EtabScXwQA6E7QxVwNT26ypFGzxUMX4V1aA/rpSAno=\nPresharedKey = YFBQhzqFx5FMIqSNqH3DW7nYFxpCGB0qXa4ePaOX5kM=\nAllowedIPs = 10.0.0.2/32, ::/0\nEndpoint = [::1]:51821\nPersistentKeepalive = 25\n\n[Spliced]\nName = wg9\nWorkers = 2\nOffload = no\n'
 	local k='e84b5a6d2717c1003a13b431570353dbaca9146cf150c5f8575680feba52027a'
 	seed set wg_uapi "\\x00private_key=$k\\nlisten_port=51820\\nfwmark=0\\nreplace_peers=true\\npublic_key=$k\\nprotocol_version=1\\npreshared_key=$k\\nendpoint=127.0.0.1:1\\npersistent_keepalive_interval=25\\nreplace_allowed_ips=true\\nallowed_ip=10.0.0.0/8\\nallowed_ip=fd00::/8\\npublic_key=$k\\nremove=true\\n"
@@ -95,7 +135,7 @@ make_seeds() {
 }
 make_seeds
 
-max_len() { case $1 in http_connect | http_client | config) echo 12000 ;; users) echo 4096 ;; *) echo 2048 ;; esac; }
+max_len() { case $1 in http_connect | http_client | config | wg_offload) echo 12000 ;; users) echo 4096 ;; *) echo 2048 ;; esac; }
 dict() { case $1 in http_connect | http_client) echo "$here/http_connect.dict" ;; socks5_*) echo "$here/socks5.dict" ;; config) echo "$here/config.dict" ;; esac; }
 
 rc_all=0

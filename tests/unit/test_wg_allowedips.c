@@ -6,16 +6,17 @@
 #include <string.h>
 
 #include "allowedips.h"
+#include "peer.h"
 #include "t.h"
 
 T_SUITE("wg_allowedips");
 
-/* The trie only compares peer pointers: any distinct addresses will do. */
-static char pa, pb, pc, pd;
-#define A ((struct wg_peer *)&pa)
-#define B ((struct wg_peer *)&pb)
-#define C ((struct wg_peer *)&pc)
-#define D ((struct wg_peer *)&pd)
+/* The trie keeps each peer's list of prefixes in the peer: zeroed peers will do. */
+static struct wg_peer pa, pb, pc, pd;
+#define A (&pa)
+#define B (&pb)
+#define C (&pc)
+#define D (&pd)
 
 static struct wg_allowedips t;
 
@@ -238,6 +239,113 @@ static void test_model(void)
 	wg_allowedips_free(&t);
 }
 
+struct collected {
+	int n;
+	char first[64];
+};
+
+static int collect_cb(void *ctx, int family, const uint8_t *addr, uint8_t cidr)
+{
+	struct collected *c = ctx;
+	char ip[INET6_ADDRSTRLEN];
+
+	if (c->n++ == 0) {
+		inet_ntop(family, addr, ip, sizeof(ip));
+		snprintf(c->first, sizeof(c->first), "%s/%u", ip, cidr);
+	}
+	return 0;
+}
+
+/*
+ * Per-peer lists (review L13): many peers, prefixes moved between owners,
+ * removed one by one or per peer; every peer's walk matches a model, and
+ * removing every peer leaves nothing behind.
+ */
+static void test_peer_lists(void)
+{
+	enum { NPEER = 64, NPFX = 3000 };
+	static struct wg_peer peers[NPEER];
+	static int owner[NPFX], count[NPEER];
+	uint64_t x = 0x9e3779b97f4a7c15ULL;
+	struct collected c;
+	int i;
+
+	memset(peers, 0, sizeof(peers));
+	wg_allowedips_init(&t);
+	for (i = 0; i < NPFX; i++) {
+		/* distinct /32s and /128s, each inserted once, then maybe given to another peer */
+		uint8_t v4[4] = {10, (uint8_t)(i >> 8), (uint8_t)i, 1};
+		uint8_t v6[16] = {
+		        0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, (uint8_t)(i >> 8), (uint8_t)i};
+		int fam = i % 2 ? AF_INET6 : AF_INET;
+
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		owner[i] = (int)(x % NPEER);
+		T_EQ_INT(wg_allowedips_insert(&t, fam, fam == AF_INET ? (void *)v4 : (void *)v6,
+		                              fam == AF_INET ? 32 : 128, &peers[owner[i]]),
+		         0);
+		if (x & 0x100000) {
+			owner[i] = (owner[i] + 1) % NPEER;
+			T_EQ_INT(wg_allowedips_insert(&t, fam,
+			                              fam == AF_INET ? (void *)v4 : (void *)v6,
+			                              fam == AF_INET ? 32 : 128, &peers[owner[i]]),
+			         0);
+		}
+		if (x & 0x200000) {
+			T_EQ_INT(wg_allowedips_remove(&t, fam,
+			                              fam == AF_INET ? (void *)v4 : (void *)v6,
+			                              fam == AF_INET ? 32 : 128, NULL),
+			         0);
+			owner[i] = -1;
+		}
+	}
+	memset(count, 0, sizeof(count));
+	for (i = 0; i < NPFX; i++)
+		if (owner[i] >= 0)
+			count[owner[i]]++;
+	for (i = 0; i < NPEER; i++) {
+		memset(&c, 0, sizeof(c));
+		wg_allowedips_walk(&t, &peers[i], collect_cb, &c);
+		T_EQ_INT(c.n, count[i]);
+	}
+	/* removing half the peers leaves the others whole */
+	for (i = 0; i < NPEER; i += 2)
+		wg_allowedips_remove_by_peer(&t, &peers[i]);
+	for (i = 0; i < NPEER; i++) {
+		memset(&c, 0, sizeof(c));
+		wg_allowedips_walk(&t, &peers[i], collect_cb, &c);
+		T_EQ_INT(c.n, i % 2 ? count[i] : 0);
+	}
+	for (i = 0; i < NPFX; i++) {
+		uint8_t v4[4] = {10, (uint8_t)(i >> 8), (uint8_t)i, 1};
+		uint8_t v6[16] = {
+		        0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, (uint8_t)(i >> 8), (uint8_t)i};
+		struct wg_peer *want = owner[i] >= 0 && owner[i] % 2 ? &peers[owner[i]] : NULL;
+
+		T_ASSERT(wg_allowedips_lookup(&t, i % 2 ? AF_INET6 : AF_INET,
+		                              i % 2 ? (void *)v6 : (void *)v4) == want);
+	}
+	for (i = 1; i < NPEER; i += 2)
+		wg_allowedips_remove_by_peer(&t, &peers[i]);
+	T_ASSERT(t.root4 == NULL && t.root6 == NULL);
+	/* insertion order is what wg show prints */
+	T_EQ_INT(ins("10.9.0.0", 16, A), 0);
+	T_EQ_INT(ins("fd09::", 64, A), 0);
+	T_EQ_INT(ins("10.8.0.0", 16, A), 0);
+	memset(&c, 0, sizeof(c));
+	wg_allowedips_walk(&t, A, collect_cb, &c);
+	T_EQ_INT(c.n, 3);
+	T_EQ_STR(c.first, "10.9.0.0/16");
+	/* freeing the trie empties the lists too */
+	wg_allowedips_free(&t);
+	T_ASSERT(A->aip_head == NULL);
+	T_EQ_INT(ins("10.7.0.0", 16, A), 0);
+	memset(&c, 0, sizeof(c));
+	wg_allowedips_walk(&t, A, collect_cb, &c);
+	T_EQ_INT(c.n, 1);
+	wg_allowedips_free(&t);
+}
+
 int main(void)
 {
 	T_RUN(test_longest_prefix_v4);
@@ -247,5 +355,6 @@ int main(void)
 	T_RUN(test_remove);
 	T_RUN(test_packets);
 	T_RUN(test_model);
+	T_RUN(test_peer_lists);
 	return t_finish();
 }

@@ -4,7 +4,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "t.h"
@@ -377,7 +379,7 @@ static char *serve(struct fake *f, const char *requests)
 	if (write(sv[0], requests, strlen(requests)) != (ssize_t)strlen(requests))
 		return NULL;
 	shutdown(sv[0], SHUT_WR);
-	wg_uapi_serve(sv[1], &ops);
+	wg_uapi_serve(sv[1], &ops, 1000);
 	close(sv[1]);
 	while ((n = read(sv[0], out + len, sizeof(out) - 1 - len)) > 0)
 		len += (size_t)n;
@@ -419,6 +421,59 @@ static void test_serve(void)
 	T_EQ_INT(f.sets, 2);
 }
 
+/*
+ * A hostile client in a child process: mode 0 drips a never-ending request
+ * one byte every 50 ms, mode 1 pipelines get=1 requests and never reads the
+ * answers. Either way it gives up after 5 s. The server, given 300 ms, must
+ * have let go while the child is still at it (review L10: at 13687be a
+ * dripping client held the device's control thread as long as it liked).
+ */
+static void serve_hostile(int mode)
+{
+	struct fake f = {0};
+	struct wg_uapi_ops ops = {.get = fake_get, .set = fake_set, .ctx = &f};
+	int sv[2], st;
+	pid_t pid;
+
+	T_EQ_INT(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	pid = fork();
+	T_ASSERT(pid >= 0);
+	if (pid == 0) {
+		static const char get[] = "get=1\n\n";
+
+		close(sv[1]);
+		for (int i = 0; i < 100; i++) {
+			if (mode == 0 && send(sv[0], "s", 1, MSG_NOSIGNAL) != 1)
+				_exit(0);
+			for (int k = 0; mode == 1 && k < 1000; k++)
+				if (send(sv[0], get, sizeof(get) - 1, MSG_NOSIGNAL | MSG_DONTWAIT) <
+				    0)
+					break;
+			usleep(50000);
+		}
+		_exit(0);
+	}
+	close(sv[0]);
+	wg_uapi_serve(sv[1], &ops, 300);
+	close(sv[1]);
+	/* still running: the server stopped on its own deadline, not at the client's end */
+	T_EQ_INT(waitpid(pid, &st, WNOHANG), 0);
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	if (mode == 1)
+		T_ASSERT(f.gets > 0);
+}
+
+static void test_serve_dripping_client(void)
+{
+	serve_hostile(0);
+}
+
+static void test_serve_client_not_reading(void)
+{
+	serve_hostile(1);
+}
+
 int main(void)
 {
 	T_RUN(test_parse_full);
@@ -428,5 +483,7 @@ int main(void)
 	T_RUN(test_format_get);
 	T_RUN(test_set_from_conf);
 	T_RUN(test_serve);
+	T_RUN(test_serve_dripping_client);
+	T_RUN(test_serve_client_not_reading);
 	return t_finish();
 }
