@@ -354,8 +354,8 @@ static void audit_users_files(const struct config *cfg)
  * (capabilities are per thread; a thread started before the drop would
  * keep root's): first everything that may need root (descriptor limit,
  * WireGuard TUN, sockets, routes and UAPI socket, then the rings and the
- * listeners), then the drop, then every thread: resolver, WireGuard
- * devices, relay workers.
+ * listeners), then the drop, then every thread: WireGuard devices, relay
+ * workers (each resolves names on its own loop).
  */
 static int start(struct running *r)
 {
@@ -382,11 +382,6 @@ static int start(struct running *r)
 	if (ret < 0)
 		return ret;
 	privdrop_warn_unreadable(&r->pd, cfg);
-	ret = resolver_start(&srv->resolver, cfg->resolver_threads);
-	if (ret < 0) {
-		log_error("cannot start the resolver: %s", strerror(-ret));
-		return ret;
-	}
 	ret = wg_hosted_run(r->wg);
 	if (ret < 0)
 		return ret;
@@ -479,17 +474,22 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < cfg->n_inbounds; i++)
 		atomic_init(&srv.users[i], tables[i]);
 	worker_stats_group(&srv);
+	if (resolver_global_init() < 0) {
+		log_error("cannot initialise the resolver library");
+		config_free(cfg);
+		return EXIT_RUNTIME;
+	}
 	if (start(&run) == 0)
 		rc = serve(&run, &sigs);
 	/* Every worker thread has been joined (serve, or start_workers on failure). */
 	wg_hosted_stop(run.wg);
 	if (cfg->n_inbounds && srv.workers)
 		log_stats(&srv);
-	resolver_stop(srv.resolver);
 	for (int i = 0; i < srv.n_workers; i++)
 		worker_destroy(&srv.workers[i]);
 	free(srv.workers);
 	free_held(&run.reload, cfg->n_inbounds);
+	resolver_global_cleanup();
 	for (size_t i = 0; i < cfg->n_inbounds; i++)
 		free_users_table(atomic_load(&srv.users[i]));
 	config_free(cfg);

@@ -36,7 +36,8 @@ enum config_defaults {
 	DEF_IDLE_MS = 5 * 60 * 1000,
 	DEF_DRAIN_MS = 5000,
 	DEF_PIPE_SIZE = 1048576,
-	DEF_RESOLVER_THREADS = 2,
+	DEF_RESOLVE_MS = 5000,
+	DEF_MAX_RESOLVING = 4096,
 };
 
 const char config_default_ini[] = "; built-in: SOCKS5 on 127.0.0.1:1080, direct outbound\n"
@@ -465,7 +466,8 @@ static struct config *config_new(const char *file)
 	c->pipe_size = DEF_PIPE_SIZE;
 	c->max_pipes = 0;
 	c->splice = true;
-	c->resolver_threads = DEF_RESOLVER_THREADS;
+	c->resolve_timeout_ms = DEF_RESOLVE_MS;
+	c->max_resolving = DEF_MAX_RESOLVING;
 	c->accept_steering = STEER_HASH;
 	c->run_gid = (gid_t)-1;
 	c->route_default = -1;

@@ -108,11 +108,12 @@ struct config {
 	unsigned max_connections; /* whole process */
 	unsigned handshake_timeout_ms;
 	unsigned connect_timeout_ms;
-	unsigned idle_timeout_ms;  /* 0 = none */
-	unsigned drain_timeout_ms; /* graceful stop deadline */
-	unsigned pipe_size;        /* bytes per pipe (F_SETPIPE_SZ) */
-	unsigned max_pipes;        /* idle pipes each worker's pool keeps (0 = 64) */
-	unsigned resolver_threads;
+	unsigned idle_timeout_ms;    /* 0 = none */
+	unsigned drain_timeout_ms;   /* graceful stop deadline */
+	unsigned pipe_size;          /* bytes per pipe (F_SETPIPE_SZ) */
+	unsigned max_pipes;          /* idle pipes each worker's pool keeps (0 = 64) */
+	unsigned resolve_timeout_ms; /* a name not resolved by then fails (REP 04, HTTP 502) */
+	unsigned max_resolving;      /* lookups in flight at once, whole process */
 	enum accept_steering accept_steering;
 	bool splice; /* relay plain legs with splice(2); no: through user-space buffers */
 	/* user / group: whom to run as once set up (privdrop.c); run_as false = stay root */

@@ -18,10 +18,11 @@ enum key_limits {
 	WORKERS_MAX = 256,
 	MAX_CONNECTIONS_MAX = 10000000,
 	MAX_PIPES_MAX = 16777216,
-	RESOLVER_THREADS_MAX = 64,
+	MAX_RESOLVING_MAX = 1000000,
 	PIPE_SIZE_MIN = 4096,
 	PIPE_SIZE_MAX = 1048576,
 	DAY_MS = 24 * 3600 * 1000,
+	HOUR_MS = 3600 * 1000,
 };
 
 /* --- values, reported --- */
@@ -156,9 +157,22 @@ static void set_max_pipes(struct parser *p, const char *v)
 	get_uint(p, v, 0, MAX_PIPES_MAX, &p->c->max_pipes);
 }
 
+/* Gone with the threads: a clear refusal rather than a silent no-op. */
 static void set_resolver_threads(struct parser *p, const char *v)
 {
-	get_uint(p, v, 1, RESOLVER_THREADS_MAX, &p->c->resolver_threads);
+	(void)v;
+	kerr(p, "no longer used: names are resolved on each worker's loop (c-ares), without "
+	        "threads; remove the line (see resolve-timeout and max-resolving)");
+}
+
+static void set_resolve_timeout(struct parser *p, const char *v)
+{
+	get_duration(p, v, 1, HOUR_MS, "1ms..1h", &p->c->resolve_timeout_ms);
+}
+
+static void set_max_resolving(struct parser *p, const char *v)
+{
+	get_uint(p, v, 1, MAX_RESOLVING_MAX, &p->c->max_resolving);
 }
 
 static void set_accept_steering(struct parser *p, const char *v)
@@ -303,6 +317,8 @@ const struct key config_main_keys[] = {
         [MAIN_USER] = {"user", set_run_user, false, 0},
         [MAIN_GROUP] = {"group", set_run_group, false, 0},
         [MAIN_SPLICE] = {"splice", set_splice, false, 0},
+        {"resolve-timeout", set_resolve_timeout, false, 0},
+        {"max-resolving", set_max_resolving, false, 0},
         {NULL, NULL, false, 0},
 };
 

@@ -12,15 +12,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "conn.h"
-#include "egress.h"
-#include "inbound.h"
+#include "conn_internal.h"
 #include "log.h"
-#include "outbound.h"
-#include "resolve.h"
 #include "route.h"
-#include "sockaddr.h"
-#include "worker.h"
 
 /*
  * Handshake I/O is readiness-driven like the relay: a one-shot poll SQE, then
@@ -34,47 +28,6 @@
  * the client sent after its request, at most the handshake buffer) goes to a freshly
  * connected socket under the same argument (initial tcp_wmem 16 KiB).
  */
-
-/* The connection's ops: polls and the connect report readiness; the rest complete pairs. */
-enum conn_op {
-	OP_HS_POLL = 1,  /* handshake leg readable (the client, or the outbound's server) */
-	OP_CONNECT,      /* outbound connect finished */
-	OP_LINK_TIMEOUT, /* the connect's linked timeout: nothing to do (connect sees -ECANCELED) */
-	OP_DIR0_POLL,    /* relay direction 0 (client → target) ready */
-	OP_DIR1_POLL,    /* relay direction 1 (target → client) ready */
-	OP_TX,           /* a short reply sent through the ring; a CQE only on failure */
-};
-
-/* Handshake-time state: allocated at accept, freed (wiped) once relaying starts. */
-struct conn_hs {
-	const struct inbound_ops *in;
-	const struct outbound_ops *out;
-	void *in_st;  /* in->state_size bytes, in mem[] */
-	void *out_st; /* out->state_size bytes, in out_mem */
-	uint8_t *out_mem;
-	size_t out_mem_len;
-	const struct proto_target *target; /* the client's request (in in_st) */
-	struct proto_target dest;          /* where the outbound connects */
-	struct sockaddr_storage addrs[RESOLVE_MAX_ADDRS];
-	int n_addrs, next_addr;
-	int last_err; /* last connect error (negative errno) */
-	struct __kernel_timespec connect_ts;
-	struct sockaddr_storage connect_addr;
-	size_t len, cap;       /* client bytes in buf not yet consumed; size of buf */
-	size_t up_len, up_cap; /* the outbound server's bytes in up_buf; its size */
-	uint8_t *buf, *up_buf;
-	max_align_t mem[]; /* in_st, then buf */
-};
-
-static struct worker *wk(const struct conn *c)
-{
-	return c->w;
-}
-
-static const struct inbound *inbound_of(const struct conn *c)
-{
-	return &wk(c)->cfg->inbounds[c->inbound];
-}
 
 static int send_all(int fd, const void *buf, size_t len)
 {
@@ -92,9 +45,9 @@ static int send_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-static void arm_poll(struct conn *c, int slot, unsigned op, int fd, unsigned mask)
+void conn_arm_poll(struct conn *c, int slot, unsigned op, int fd, unsigned mask)
 {
-	struct loop *l = &wk(c)->loop;
+	struct loop *l = &conn_worker(c)->loop;
 	struct io_uring_sqe *sqe = loop_prep(l, &c->obj, op);
 
 	io_uring_prep_poll_add(sqe, fd, mask);
@@ -119,7 +72,7 @@ static void arm_poll(struct conn *c, int slot, unsigned op, int fd, unsigned mas
  */
 static void queue_reply(struct conn *c, size_t len, int slot, unsigned op, int fd, unsigned mask)
 {
-	struct loop *l = &wk(c)->loop;
+	struct loop *l = &conn_worker(c)->loop;
 	struct io_uring_sqe *sqe;
 
 	loop_reserve(l, 2);
@@ -127,13 +80,13 @@ static void queue_reply(struct conn *c, size_t len, int slot, unsigned op, int f
 	io_uring_prep_send(sqe, c->leg[LEG_IN].fd, c->tx, len, MSG_NOSIGNAL | MSG_WAITALL);
 	sqe->flags |= IOSQE_IO_LINK | IOSQE_CQE_SKIP_SUCCESS;
 	c->ops[OPS_TX] = sqe->user_data;
-	arm_poll(c, slot, op, fd, mask);
+	conn_arm_poll(c, slot, op, fd, mask);
 }
 
 /* Whether a reply of len bytes may go through queue_reply(). */
 static bool ring_reply_ok(const struct conn *c, size_t len)
 {
-	return wk(c)->loop.feat.cqe_skip && len && len <= CONN_TX_MAX;
+	return conn_worker(c)->loop.feat.cqe_skip && len && len <= CONN_TX_MAX;
 }
 
 /* Handshake buffers and states may hold credentials (RFC 1929, Proxy-Authorization). */
@@ -169,16 +122,16 @@ static void close_after_reply(struct conn *c)
 	conn_close(c, false);
 }
 
-static void fail(struct conn *c, enum proto_connect_result r)
+void conn_fail(struct conn *c, enum proto_connect_result r)
 {
 	struct conn_hs *hs = c->hs;
 	size_t len;
 	const uint8_t *reply = hs->in->reply(hs->in_st, r, NULL, &len);
 
 	if (r == CONNECT_NOT_ALLOWED)
-		wk(c)->stats.blocked++;
+		conn_worker(c)->stats.blocked++;
 	else
-		wk(c)->stats.connect_failed++;
+		conn_worker(c)->stats.connect_failed++;
 	if (len)
 		send_all(c->leg[LEG_IN].fd, reply, len);
 	close_after_reply(c);
@@ -187,7 +140,7 @@ static void fail(struct conn *c, enum proto_connect_result r)
 /* Both legs are up: reply, flush early bytes, hand over to the pumps. */
 static void start_relay(struct conn *c, const struct sockaddr *bound)
 {
-	struct worker *w = wk(c);
+	struct worker *w = conn_worker(c);
 	struct conn_hs *hs = c->hs;
 	size_t len, tx_len = 0; /* not 0: the reply waits in c->tx for queue_reply() */
 	const uint8_t *reply = hs->in->reply(hs->in_st, CONNECT_OK, bound, &len);
@@ -218,8 +171,8 @@ static void start_relay(struct conn *c, const struct sockaddr *bound)
 	if (tx_len)
 		queue_reply(c, tx_len, OPS_DIR1, OP_DIR1_POLL, c->leg[LEG_OUT].fd, POLLIN);
 	else
-		arm_poll(c, OPS_DIR1, OP_DIR1_POLL, c->leg[LEG_OUT].fd, POLLIN);
-	arm_poll(c, OPS_DIR0, OP_DIR0_POLL, c->leg[LEG_IN].fd, POLLIN);
+		conn_arm_poll(c, OPS_DIR1, OP_DIR1_POLL, c->leg[LEG_OUT].fd, POLLIN);
+	conn_arm_poll(c, OPS_DIR0, OP_DIR0_POLL, c->leg[LEG_IN].fd, POLLIN);
 	return;
 reset:
 	log_debug_rl("early write failed: %s", strerror(-ret));
@@ -227,89 +180,22 @@ reset:
 	conn_close(c, true);
 }
 
-static void connect_next(struct conn *c)
-{
-	struct worker *w = wk(c);
-	struct conn_hs *hs = c->hs;
-	const struct outbound *ob = &w->cfg->outbounds[c->outbound];
-	struct io_uring_sqe *sqe;
-	int fd = -1;
-
-	if (c->leg[LEG_OUT].fd >= 0) {
-		close(c->leg[LEG_OUT].fd);
-		c->leg[LEG_OUT].fd = -1;
-	}
-	while (hs->next_addr < hs->n_addrs) {
-		struct sockaddr_storage *a = &hs->addrs[hs->next_addr++];
-		/* Every address, literal or resolved, target or upstream, before its SYN. */
-		if (egress_refused(w->cfg, inbound_of(c), ob, hs->target, a, w->stats.egress)) {
-			/* All refused: REP 02 / 403; a connect error of another address wins. */
-			if (!hs->last_err)
-				hs->last_err = -EACCES;
-			continue;
-		}
-		fd = outbound_socket(ob, a->ss_family);
-		if (fd >= 0) {
-			hs->connect_addr = *a;
-			break;
-		}
-		hs->last_err = fd == -EAFNOSUPPORT ? -ENETUNREACH : fd;
-	}
-	if (fd < 0) {
-		fail(c, proto_connect_result_from_errno(hs->last_err));
-		return;
-	}
-	c->leg[LEG_OUT].fd = fd;
-	c->leg[LEG_OUT].spliceable = true;
-	c->state = CONN_CONNECTING;
-	/* The connect and its linked timeout go into the ring together. */
-	loop_reserve(&w->loop, 2);
-	sqe = loop_prep(&w->loop, &c->obj, OP_CONNECT);
-	io_uring_prep_connect(sqe, fd, (struct sockaddr *)&hs->connect_addr,
-	                      sa_len(hs->connect_addr.ss_family));
-	sqe->flags |= IOSQE_IO_LINK;
-	c->ops[OPS_HS] = sqe->user_data;
-	hs->connect_ts.tv_sec = w->cfg->connect_timeout_ms / 1000;
-	hs->connect_ts.tv_nsec = (long long)(w->cfg->connect_timeout_ms % 1000) * 1000000;
-	sqe = loop_prep(&w->loop, &c->obj, OP_LINK_TIMEOUT); /* it posts a CQE of its own */
-	io_uring_prep_link_timeout(sqe, &hs->connect_ts, 0);
-}
-
-/* The destination is a name: resolve it off the loop, then connect. */
-static void resolve(struct conn *c, const char *host, uint16_t port)
-{
-	struct worker *w = wk(c);
-	struct resolve_req *r = calloc(1, sizeof(*r));
-
-	if (!r) {
-		fail(c, CONNECT_GENERAL_FAILURE);
-		return;
-	}
-	r->w = w;
-	r->slot = c->obj.slot;
-	r->gen = w->loop.gens[c->obj.slot];
-	r->port = port;
-	snprintf(r->host, sizeof(r->host), "%s", host);
-	c->state = CONN_RESOLVING;
-	resolver_submit(w->srv->resolver, r);
-}
-
 static void start_outbound(struct conn *c)
 {
-	struct worker *w = wk(c);
+	struct worker *w = conn_worker(c);
 	struct conn_hs *hs = c->hs;
 	const struct outbound *ob;
 	enum proto_connect_result r;
 
 	hs->target = hs->in->target(hs->in_st);
-	c->outbound = (int16_t)route_pick(w->cfg, inbound_of(c), hs->target);
+	c->outbound = (int16_t)route_pick(w->cfg, conn_inbound(c), hs->target);
 	ob = &w->cfg->outbounds[c->outbound];
 	hs->out = outbound_ops(ob->type);
 	hs->out_mem_len = hs->out->state_size + hs->out->buf_size;
 	if (hs->out_mem_len) {
 		hs->out_mem = calloc(1, hs->out_mem_len);
 		if (!hs->out_mem) {
-			fail(c, CONNECT_GENERAL_FAILURE);
+			conn_fail(c, CONNECT_GENERAL_FAILURE);
 			return;
 		}
 		hs->out_st = hs->out_mem;
@@ -319,39 +205,15 @@ static void start_outbound(struct conn *c)
 	loop_timer_stop(&c->timer); /* the connect has its own (linked) timeout */
 	r = hs->out->start(hs->out_st, ob, hs->target, &hs->dest);
 	if (r != CONNECT_OK) {
-		fail(c, r);
+		conn_fail(c, r);
 		return;
 	}
-	hs->n_addrs = hs->next_addr = 0;
-	if (hs->dest.kind == TARGET_IP) {
-		hs->addrs[hs->n_addrs++] = hs->dest.addr;
-		connect_next(c);
-	} else {
-		resolve(c, hs->dest.host, hs->dest.port);
-	}
-}
-
-void conn_resolved(struct worker *w, struct conn *c, int err, const struct sockaddr_storage *addrs,
-                   int n)
-{
-	struct conn_hs *hs = c->hs;
-
-	(void)w;
-	if (c->state != CONN_RESOLVING || !hs)
-		return;
-	if (err < 0 || n == 0) {
-		fail(c, proto_connect_result_from_errno(err < 0 ? err : -EHOSTUNREACH));
-		return;
-	}
-	memcpy(hs->addrs, addrs, (size_t)n * sizeof(*addrs));
-	hs->n_addrs = n;
-	hs->next_addr = 0;
-	connect_next(c);
+	conn_connect_start(c);
 }
 
 static bool check_user(struct conn *c)
 {
-	struct worker *w = wk(c);
+	struct worker *w = conn_worker(c);
 	struct users *u = atomic_load_explicit(&w->srv->users[c->inbound], memory_order_acquire);
 	const char *user, *pass;
 	bool ok;
@@ -366,7 +228,7 @@ static bool check_user(struct conn *c)
 /* Run the inbound's parser over the buffered bytes. */
 static void hs_feed(struct conn *c)
 {
-	struct worker *w = wk(c);
+	struct worker *w = conn_worker(c);
 	struct conn_hs *hs = c->hs;
 
 	for (;;) {
@@ -390,7 +252,7 @@ static void hs_feed(struct conn *c)
 				conn_close(c, false);
 				return;
 			}
-			arm_poll(c, OPS_HS, OP_HS_POLL, c->leg[LEG_IN].fd, POLLIN);
+			conn_arm_poll(c, OPS_HS, OP_HS_POLL, c->leg[LEG_IN].fd, POLLIN);
 			return;
 		case PROTO_REPLY:
 			if (hs->len == 0 && ring_reply_ok(c, reply_len)) {
@@ -408,7 +270,7 @@ static void hs_feed(struct conn *c)
 		case PROTO_AUTH: /* handled above */
 		case PROTO_FAIL:
 			w->stats.hs_bad++;
-			log_debug_rl("inbound %s: handshake rejected", inbound_of(c)->name);
+			log_debug_rl("inbound %s: handshake rejected", conn_inbound(c)->name);
 			if (reply_len)
 				send_all(c->leg[LEG_IN].fd, reply, reply_len);
 			close_after_reply(c);
@@ -430,7 +292,7 @@ static void hs_readable(struct conn *c)
 		return;
 	}
 	if (n < 0) {
-		arm_poll(c, OPS_HS, OP_HS_POLL, c->leg[LEG_IN].fd, POLLIN);
+		conn_arm_poll(c, OPS_HS, OP_HS_POLL, c->leg[LEG_IN].fd, POLLIN);
 		return;
 	}
 	hs->len += (size_t)n;
@@ -445,11 +307,11 @@ static void out_readable(struct conn *c)
 	ssize_t n = recv(fd, hs->up_buf + hs->up_len, hs->up_cap - hs->up_len, MSG_DONTWAIT);
 
 	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-		fail(c, CONNECT_GENERAL_FAILURE);
+		conn_fail(c, CONNECT_GENERAL_FAILURE);
 		return;
 	}
 	if (n < 0) {
-		arm_poll(c, OPS_HS, OP_HS_POLL, fd, POLLIN);
+		conn_arm_poll(c, OPS_HS, OP_HS_POLL, fd, POLLIN);
 		return;
 	}
 	hs->up_len += (size_t)n;
@@ -465,15 +327,15 @@ static void out_readable(struct conn *c)
 		switch (res) {
 		case PROTO_NEED_MORE:
 			if (hs->up_len >= hs->up_cap) {
-				fail(c, CONNECT_GENERAL_FAILURE);
+				conn_fail(c, CONNECT_GENERAL_FAILURE);
 				return;
 			}
-			arm_poll(c, OPS_HS, OP_HS_POLL, fd, POLLIN);
+			conn_arm_poll(c, OPS_HS, OP_HS_POLL, fd, POLLIN);
 			return;
 		case PROTO_REPLY:
 			out = hs->out->pending(hs->out_st, &len);
 			if (send_all(fd, out, len) < 0) {
-				fail(c, CONNECT_GENERAL_FAILURE);
+				conn_fail(c, CONNECT_GENERAL_FAILURE);
 				return;
 			}
 			continue;
@@ -484,15 +346,15 @@ static void out_readable(struct conn *c)
 		case PROTO_FAIL:
 		default:
 			/* Pass the server's verdict on, in the client's protocol. */
-			fail(c, hs->out->failure(hs->out_st));
+			conn_fail(c, hs->out->failure(hs->out_st));
 			return;
 		}
 	}
 }
 
-static void connected(struct conn *c)
+void conn_connected(struct conn *c)
 {
-	struct worker *w = wk(c);
+	struct worker *w = conn_worker(c);
 	struct conn_hs *hs = c->hs;
 	struct sockaddr_storage bound;
 	socklen_t len = sizeof(bound);
@@ -503,133 +365,15 @@ static void connected(struct conn *c)
 		c->state = CONN_OUT_HANDSHAKE;
 		loop_timer_arm(&w->loop, &w->hs_tq, &c->timer);
 		if (send_all(c->leg[LEG_OUT].fd, greeting, glen) < 0) {
-			fail(c, CONNECT_GENERAL_FAILURE);
+			conn_fail(c, CONNECT_GENERAL_FAILURE);
 			return;
 		}
-		arm_poll(c, OPS_HS, OP_HS_POLL, c->leg[LEG_OUT].fd, POLLIN);
+		conn_arm_poll(c, OPS_HS, OP_HS_POLL, c->leg[LEG_OUT].fd, POLLIN);
 		return;
 	}
 	if (getsockname(c->leg[LEG_OUT].fd, (struct sockaddr *)&bound, &len) < 0)
 		bound.ss_family = AF_UNSPEC;
 	start_relay(c, bound.ss_family == AF_UNSPEC ? NULL : (struct sockaddr *)&bound);
-}
-
-/* Bytes our kernel still holds for the peer of fd (unsent, or sent and not acknowledged). */
-static bool unacked(int fd)
-{
-	int n = 0;
-
-	return fd >= 0 && ioctl(fd, SIOCOUTQ, &n) == 0 && n > 0;
-}
-
-/*
- * Both directions have ended, at least one with an error, so the reset is
- * passed on. A reset throws away what the kernel still holds for the peer,
- * so first let those bytes reach it: check every CONN_FLUSH_MS, until
- * nothing is left unacknowledged or the linger time is over.
- */
-static void end_after_error(struct conn *c)
-{
-	struct worker *w = wk(c);
-
-	if (w->loop.now_ms < c->linger_due_ms &&
-	    (unacked(c->leg[LEG_IN].fd) || unacked(c->leg[LEG_OUT].fd))) {
-		loop_timer_arm(&w->loop, &w->flush_tq, &c->timer);
-		return;
-	}
-	conn_close(c, true);
-}
-
-/*
- * A pump failed in direction d. A failed write means dst can take nothing
- * more: d's bytes are undeliverable, and the other direction, which reads
- * from that peer, still delivers what it holds (a server's answer to an
- * upload it cut short). A failed read (src reset) still lets the bytes d
- * already holds go to dst, while the other direction, which writes to src,
- * is over. What is left runs for at most CONN_LINGER_MS, and the reset is
- * passed on when both directions have ended.
- */
-static void relay_failed(struct conn *c, int d, int err)
-{
-	struct worker *w = wk(c);
-	struct pump_dir *dir = &c->dir[d];
-
-	if (err == -EMFILE || err == -ENFILE || err == -ENOMEM) {
-		w->stats.no_pipe++;
-		log_debug_rl("relay ended: no pipe or buffer: %s", strerror(-err));
-		conn_close(c, true);
-		return;
-	}
-	if (!c->rst) {
-		w->stats.resets++;
-		log_debug_rl("relay ended: %s", strerror(-err));
-		c->rst = true;
-		c->linger_due_ms = w->loop.now_ms + CONN_LINGER_MS;
-		loop_timer_arm(&w->loop, &w->linger_tq, &c->timer);
-	}
-	if (dir->wr_err) {
-		splice_dir_release(&w->pipes, &w->bufs, dir);
-		dir->done = true;
-	} else {
-		/* The other direction writes to the peer that reset: it can deliver nothing. */
-		struct pump_dir *other = &c->dir[!d];
-		if (!other->done) {
-			if (c->ops[!d])
-				loop_cancel(&w->loop, c->ops[!d]);
-			c->ops[!d] = 0;
-			splice_dir_release(&w->pipes, &w->bufs, other);
-			other->done = true;
-		}
-		dir->eof = true;
-		if (dir->held) {
-			arm_poll(c, d, d ? OP_DIR1_POLL : OP_DIR0_POLL, c->leg[!d].fd, POLLOUT);
-			return;
-		}
-		dir->done = true;
-	}
-	if (c->dir[!d].done)
-		end_after_error(c);
-}
-
-static void relay_ready(struct conn *c, int d)
-{
-	struct worker *w = wk(c);
-	struct pump_dir *dir = &c->dir[d];
-	int src = c->leg[d].fd, dst = c->leg[!d].fd;
-	int err = 0;
-	uint64_t before = dir->bytes;
-	bool last = c->dir[!d].done;
-	enum pump_next next;
-
-	if (dir->done)
-		return; /* a poll that completed as relay_failed() cancelled it */
-	next = c->spliced ? splice_pump(&w->pipes, &w->bufs, dir, src, dst, last, &err)
-	                  : buf_pump(&w->bufs, dir, src, dst, last, PUMP_BUDGET, &err);
-
-	*(d ? &w->stats.bytes_down : &w->stats.bytes_up) += dir->bytes - before;
-	if (dir->bytes != before && !c->rst)
-		loop_timer_touch(&w->loop, &w->idle_tq, &c->timer);
-	switch (next) {
-	case PUMP_WAIT_SRC:
-		arm_poll(c, d, d ? OP_DIR1_POLL : OP_DIR0_POLL, src, POLLIN);
-		return;
-	case PUMP_WAIT_DST:
-		arm_poll(c, d, d ? OP_DIR1_POLL : OP_DIR0_POLL, dst, POLLOUT);
-		return;
-	case PUMP_DONE:
-		if (!c->dir[!d].done)
-			return; /* half-close: the other direction keeps flowing */
-		if (c->rst) {
-			end_after_error(c);
-			return;
-		}
-		w->stats.completed++;
-		conn_close(c, false);
-		return;
-	case PUMP_ERROR:
-		relay_failed(c, d, err);
-		return;
-	}
 }
 
 static void complete(struct loop *l, struct loop_obj *o, unsigned op,
@@ -645,7 +389,7 @@ static void complete(struct loop *l, struct loop_obj *o, unsigned op,
 		c->ops[c->state == CONN_RELAY ? OPS_DIR1 : OPS_HS] = 0;
 		log_debug_rl("reply not sent: %s",
 		             cqe->res < 0 ? strerror(-cqe->res) : "short write");
-		wk(c)->stats.resets++;
+		conn_worker(c)->stats.resets++;
 		conn_close(c, true);
 		return;
 	case OP_HS_POLL:
@@ -656,17 +400,8 @@ static void complete(struct loop *l, struct loop_obj *o, unsigned op,
 		else if (c->state == CONN_OUT_HANDSHAKE)
 			out_readable(c);
 		return;
-	case OP_CONNECT:
-		c->ops[OPS_HS] = 0;
-		if (cqe->res == 0) {
-			connected(c);
-			return;
-		}
-		/* The linked timeout cancels the connect: report it as a timeout. */
-		c->hs->last_err = cqe->res == -ECANCELED ? -ETIMEDOUT : cqe->res;
-		connect_next(c);
-		return;
-	case OP_LINK_TIMEOUT:
+	case OP_WATCH:
+		conn_watch_fired(c);
 		return;
 	case OP_DIR0_POLL:
 	case OP_DIR1_POLL: {
@@ -674,9 +409,12 @@ static void complete(struct loop *l, struct loop_obj *o, unsigned op,
 		c->ops[d] = 0;
 		if (d)
 			c->ops[OPS_TX] = 0; /* a reply linked ahead of this poll is out */
-		relay_ready(c, d);
+		conn_relay_ready(c, d);
 		return;
 	}
+	default: /* a connect attempt or its linked timeout */
+		conn_connect_complete(c, op, cqe->res);
+		return;
 	}
 }
 
@@ -701,6 +439,8 @@ void conn_accept(struct worker *w, unsigned inbound, int fd)
 	c->inbound = (uint16_t)inbound;
 	c->leg[LEG_IN] = (struct leg){.fd = fd, .spliceable = true};
 	c->leg[LEG_OUT] = (struct leg){.fd = -1, .spliceable = false};
+	for (int i = 0; i < CONN_ATTEMPTS; i++)
+		c->att_fd[i] = -1;
 	pump_dir_init(&c->dir[0]);
 	pump_dir_init(&c->dir[1]);
 	loop_timer_init(&c->timer);
@@ -735,9 +475,9 @@ void conn_hs_timeout(struct loop *l, struct loop_timer *t)
 	struct conn *c = list_entry(t, struct conn, timer);
 
 	(void)l;
-	wk(c)->stats.hs_timeouts++;
+	conn_worker(c)->stats.hs_timeouts++;
 	if (c->state == CONN_OUT_HANDSHAKE)
-		fail(c, CONNECT_TIMEOUT);
+		conn_fail(c, CONNECT_TIMEOUT);
 	else
 		conn_close(c, false);
 }
@@ -747,7 +487,7 @@ void conn_idle_timeout(struct loop *l, struct loop_timer *t)
 	struct conn *c = list_entry(t, struct conn, timer);
 
 	(void)l;
-	wk(c)->stats.idle_timeouts++;
+	conn_worker(c)->stats.idle_timeouts++;
 	conn_close(c, false);
 }
 
@@ -758,20 +498,21 @@ void conn_linger_timeout(struct loop *l, struct loop_timer *t)
 	(void)l;
 	/* Either the other direction's time after an error is over, or a flush check is due. */
 	if (c->dir[0].done && c->dir[1].done)
-		end_after_error(c);
+		conn_relay_end_after_error(c);
 	else
 		conn_close(c, true);
 }
 
 void conn_close(struct conn *c, bool rst)
 {
-	struct worker *w = wk(c);
+	struct worker *w = conn_worker(c);
 
 	for (int i = 0; i < OPS_N; i++) {
 		if (c->ops[i])
 			loop_cancel(&w->loop, c->ops[i]);
 		c->ops[i] = 0;
 	}
+	conn_connect_cancel(c);
 	c->rst = rst;
 	loop_timer_stop(&c->timer);
 	/*
@@ -786,7 +527,7 @@ static void release(struct loop *l, struct loop_obj *o)
 {
 	static const struct linger abort_linger = {.l_onoff = 1, .l_linger = 0};
 	struct conn *c = (struct conn *)o;
-	struct worker *w = wk(c);
+	struct worker *w = conn_worker(c);
 
 	(void)l;
 	for (int leg = 0; leg < 2; leg++) {
@@ -797,6 +538,7 @@ static void release(struct loop *l, struct loop_obj *o)
 			           sizeof(abort_linger));
 		close(c->leg[leg].fd);
 	}
+	conn_connect_release(c);
 	splice_dir_release(&w->pipes, &w->bufs, &c->dir[0]);
 	splice_dir_release(&w->pipes, &w->bufs, &c->dir[1]);
 	hs_free(c);

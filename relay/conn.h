@@ -38,21 +38,28 @@ enum { CONN_TX_MAX = 4 + 16 + 2 };
  */
 enum { CONN_LINGER_MS = 2000, CONN_FLUSH_MS = 20 };
 
+/*
+ * Connect attempts to a name's addresses in flight at once, and the delay
+ * before the next one starts (RFC 8305 §5 recommends 250 ms).
+ */
+enum { CONN_ATTEMPTS = 4, CONN_STAGGER_MS = 250 };
+
 struct conn {
 	struct loop_obj obj; /* first: the loop hands it back */
 	struct worker *w;
 	enum conn_state state;
 	uint16_t inbound;
 	int16_t outbound;
-	bool spliced;            /* relayed by the splice pump (both legs spliceable) */
-	struct leg leg[2];       /* LEG_IN, LEG_OUT */
-	uint64_t ops[OPS_N];     /* tags of in-flight ops (0 = none), cancelled on close */
-	struct loop_timer timer; /* the handshake or the idle deadline */
-	struct conn_hs *hs;      /* NULL while relaying */
-	struct pump_dir dir[2];  /* 0: in → out, 1: out → in */
-	bool rst;                /* close abortively (SO_LINGER 0) once released */
-	uint64_t linger_due_ms;  /* after an error: when the reset is passed on at the latest */
-	uint8_t tx[CONN_TX_MAX]; /* the reply in flight while ops[OPS_TX] is set */
+	bool spliced;              /* relayed by the splice pump (both legs spliceable) */
+	struct leg leg[2];         /* LEG_IN, LEG_OUT */
+	uint64_t ops[OPS_N];       /* tags of in-flight ops (0 = none), cancelled on close */
+	struct loop_timer timer;   /* the handshake or the idle deadline */
+	struct conn_hs *hs;        /* NULL while relaying */
+	struct pump_dir dir[2];    /* 0: in → out, 1: out → in */
+	bool rst;                  /* close abortively (SO_LINGER 0) once released */
+	uint64_t linger_due_ms;    /* after an error: when the reset is passed on at the latest */
+	int att_fd[CONN_ATTEMPTS]; /* connect attempts' sockets (-1: none), until their CQE */
+	uint8_t tx[CONN_TX_MAX];   /* the reply in flight while ops[OPS_TX] is set */
 };
 
 extern const struct loop_module conn_module;
@@ -66,6 +73,8 @@ void conn_resolved(struct worker *w, struct conn *c, int err, const struct socka
 void conn_hs_timeout(struct loop *l, struct loop_timer *t);
 void conn_idle_timeout(struct loop *l, struct loop_timer *t);
 void conn_linger_timeout(struct loop *l, struct loop_timer *t); /* linger and flush queues */
+void conn_resolve_timeout(struct loop *l, struct loop_timer *t);
+void conn_stagger_timeout(struct loop *l, struct loop_timer *t);
 /* Close both legs (rst: abortive), cancel in-flight ops; freed once they are done. */
 void conn_close(struct conn *c, bool rst);
 

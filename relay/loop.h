@@ -23,6 +23,7 @@ enum loop_kind {
 	LOOP_KIND_WORKER,   /* the worker's inbox (eventfd) */
 	LOOP_KIND_LISTENER, /* an inbound's listening socket */
 	LOOP_KIND_CONN,     /* a relayed TCP connection */
+	LOOP_KIND_RESOLVER, /* a socket the resolver (c-ares) opened */
 	LOOP_KIND_MAX = 16,
 };
 
@@ -164,6 +165,15 @@ int loop_add(struct loop *l, struct loop_obj *o, enum loop_kind kind);
  * what it has in flight; o must not be used after this call.
  */
 void loop_close(struct loop *l, struct loop_obj *o);
+
+/* The live object of `kind` in slot with generation gen, or NULL (gone, closed, reused). */
+static inline struct loop_obj *loop_obj_at(const struct loop *l, enum loop_kind kind, uint32_t slot,
+                                           uint32_t gen)
+{
+	struct loop_obj *o = slot < l->cap && l->gens[slot] == gen ? l->slots[slot] : NULL;
+
+	return o && o->kind == kind && !o->closed ? o : NULL;
+}
 
 /* The tag of operation op on o (to cancel it, or to recognise it). */
 uint64_t loop_tag_of(const struct loop *l, const struct loop_obj *o, unsigned op);

@@ -1,33 +1,65 @@
 /* SPDX-License-Identifier: MIT */
-/* Name resolution off the loop: a small thread pool, results posted to the worker. */
+/* Name resolution on the worker's own loop: c-ares with its sockets driven by the ring (loop module LOOP_KIND_RESOLVER). */
 #ifndef SPLICED_RESOLVE_H
 #define SPLICED_RESOLVE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "proto.h"
+#include <ares.h>
+
+#include "loop.h"
 
 enum { RESOLVE_MAX_ADDRS = 8 }; /* addresses kept (and tried) per name */
 
 struct worker;
+struct rsock;
 
-struct resolve_req {
-	struct resolve_req *next;
+/*
+ * One per worker. c-ares keeps the queries, retries and timeouts; the
+ * loop polls the few UDP/TCP sockets it opens (one per name server) and
+ * hands readiness back to it. No thread, no lock: a lookup costs a query
+ * and a poll, and a server that never answers holds nothing but a query
+ * slot until c-ares gives up on it.
+ */
+struct resolver {
 	struct worker *w;
-	uint32_t slot, gen; /* the connection waiting for it */
-	uint16_t port;
-	char host[PROTO_HOST_MAX + 1];
-	int err; /* 0 or negative errno (-EHOSTUNREACH when the name has no address) */
-	int n;
-	struct sockaddr_storage addrs[RESOLVE_MAX_ADDRS];
+	ares_channel ch;
+	bool ready;       /* ares_init_options() succeeded */
+	unsigned pending; /* lookups c-ares has not answered yet */
+	unsigned max_pending;
+	struct rsock *socks; /* the sockets c-ares has open */
+	uint64_t lookups, failures;
 };
 
-struct resolver;
+/* Once per process, before any resolver (ares_library_init). 0 or -errno. */
+int resolver_global_init(void);
+void resolver_global_cleanup(void);
 
-int resolver_start(struct resolver **out, unsigned threads);
-/* Queue a request; the result comes back through worker_inbox_push(). */
-int resolver_submit(struct resolver *r, struct resolve_req *req);
-void resolver_stop(struct resolver *r);
+/*
+ * The worker's resolver: two tries per server, the first of timeout_ms / 2
+ * (the connection's own resolve-timeout deadline ends the wait first); at
+ * most max_pending lookups at once. 0 or -errno (the message
+ * logged).
+ */
+int resolver_init(struct resolver *r, struct worker *w, unsigned timeout_ms, unsigned max_pending);
+/* In the worker thread, at the end: every pending lookup is answered -ECANCELED (and ignored). */
+void resolver_destroy(struct resolver *r);
+
+/*
+ * Look up host (A and AAAA) for the connection in `slot` (generation gen):
+ * the answer comes as conn_resolved(), possibly before this returns (a
+ * literal, /etc/hosts). -EAGAIN when max_pending lookups are in flight
+ * (nothing is called then), -ENOMEM.
+ */
+int resolver_lookup(struct resolver *r, uint32_t slot, uint32_t gen, const char *host,
+                    uint16_t port);
+
+/* Milliseconds until c-ares wants its timeouts run (UINT64_MAX: none); then resolver_tick(). */
+uint64_t resolver_next_ms(struct resolver *r);
+void resolver_tick(struct resolver *r);
+
+extern const struct loop_module resolver_module;
 
 #endif

@@ -42,19 +42,6 @@ static void arm_event(struct worker *w)
 	io_uring_prep_read(sqe, w->event_fd, &w->event_buf, sizeof(w->event_buf), 0);
 }
 
-void worker_inbox_push(struct worker *w, struct resolve_req *r)
-{
-	uint64_t one = 1;
-
-	pthread_mutex_lock(&w->inbox_lock);
-	r->next = w->inbox;
-	w->inbox = r;
-	pthread_mutex_unlock(&w->inbox_lock);
-	if (write(w->event_fd, &one, sizeof(one)) < 0) {
-		/* eventfd counter saturation is impossible at these rates */
-	}
-}
-
 void worker_post(struct worker *w, unsigned msg)
 {
 	uint64_t one = 1;
@@ -81,26 +68,12 @@ static void inbox_complete(struct loop *l, struct loop_obj *o, unsigned op,
 {
 	struct worker *w = (struct worker *)((char *)o - offsetof(struct worker, inbox_obj));
 	unsigned msgs = atomic_exchange(&w->msgs, 0);
-	struct resolve_req *r;
 
-	(void)op, (void)cqe;
+	(void)l, (void)op, (void)cqe;
 	if (msgs & WORKER_MSG_RELOAD)
 		atomic_fetch_add(&w->srv->reload_acks, 1);
 	if (msgs & WORKER_MSG_STOP)
 		start_drain(w);
-	pthread_mutex_lock(&w->inbox_lock);
-	r = w->inbox;
-	w->inbox = NULL;
-	pthread_mutex_unlock(&w->inbox_lock);
-	while (r) {
-		struct resolve_req *next = r->next;
-		struct loop_obj *c =
-		        r->slot < l->cap && l->gens[r->slot] == r->gen ? l->slots[r->slot] : NULL;
-		if (c && c->kind == LOOP_KIND_CONN && !c->closed)
-			conn_resolved(w, (struct conn *)c, r->err, r->addrs, r->n);
-		free(r);
-		r = next;
-	}
 	arm_event(w);
 }
 
@@ -126,14 +99,16 @@ int worker_init(struct worker *w, int id, struct server *srv)
 	w->srv = srv;
 	w->cfg = cfg;
 	w->event_fd = -1;
-	pthread_mutex_init(&w->inbox_lock, NULL);
 	ret = loop_setup(&w->loop, RING_ENTRIES);
 	if (ret < 0)
 		return ret;
 	loop_register(&w->loop, LOOP_KIND_WORKER, &inbox_module, w);
 	loop_register(&w->loop, LOOP_KIND_LISTENER, &listener_module, w);
 	loop_register(&w->loop, LOOP_KIND_CONN, &conn_module, w);
+	loop_register(&w->loop, LOOP_KIND_RESOLVER, &resolver_module, w);
 	loop_tq_init(&w->loop, &w->hs_tq, cfg->handshake_timeout_ms, conn_hs_timeout);
+	loop_tq_init(&w->loop, &w->resolve_tq, cfg->resolve_timeout_ms, conn_resolve_timeout);
+	loop_tq_init(&w->loop, &w->stagger_tq, CONN_STAGGER_MS, conn_stagger_timeout);
 	loop_tq_init(&w->loop, &w->idle_tq, cfg->idle_timeout_ms, conn_idle_timeout);
 	loop_tq_init(&w->loop, &w->linger_tq, CONN_LINGER_MS, conn_linger_timeout);
 	loop_tq_init(&w->loop, &w->flush_tq, CONN_FLUSH_MS, conn_linger_timeout);
@@ -146,6 +121,12 @@ int worker_init(struct worker *w, int id, struct server *srv)
 	w->event_fd = eventfd(0, EFD_CLOEXEC);
 	if (w->event_fd < 0)
 		return -errno;
+	/* Each worker gets its share of max-resolving. */
+	ret = resolver_init(&w->res, w, cfg->resolve_timeout_ms,
+	                    (cfg->max_resolving + (unsigned)srv->n_workers - 1) /
+	                            (unsigned)srv->n_workers);
+	if (ret < 0)
+		return ret;
 	return loop_add(&w->loop, &w->inbox_obj, LOOP_KIND_WORKER);
 }
 
@@ -252,7 +233,14 @@ static void run(struct worker *w)
 
 	while (l->n_objs) {
 		uint64_t next = loop_timers_run(l), wait_ms = w->draining ? 100 : MAX_WAIT_MS;
+		uint64_t dns = resolver_next_ms(&w->res);
 
+		if (dns == 0) {
+			resolver_tick(&w->res); /* c-ares' retries and give-ups */
+			dns = resolver_next_ms(&w->res);
+		}
+		if (dns < next)
+			next = dns;
 		if (next < wait_ms)
 			wait_ms = next + 1;
 		ret = loop_turn(l, wait_ms);
@@ -271,6 +259,8 @@ static void run(struct worker *w)
 		for (size_t i = 0; i < w->cfg->n_inbounds; i++)
 			if (w->listeners[i])
 				goto stuck;
+		/* Last, the objects that live as long as the worker: the resolver's sockets, the inbox. */
+		resolver_destroy(&w->res);
 		loop_cancel(l, loop_tag_of(l, &w->inbox_obj, OP_EVENT));
 		loop_close(l, &w->inbox_obj);
 		inbox_closed = true;
@@ -304,6 +294,7 @@ static void *worker_main(void *arg)
 			listener_arm(w->listeners[i]);
 	arm_event(w);
 	run(w);
+	resolver_destroy(&w->res); /* after an error; a drain has done it already */
 	pipe_pool_destroy(&w->pipes);
 	buf_pool_destroy(&w->bufs);
 	return NULL;
@@ -341,16 +332,11 @@ void worker_destroy(struct worker *w)
 	loop_destroy(l);
 	if (w->event_fd >= 0)
 		close(w->event_fd);
-	while (w->inbox) {
-		struct resolve_req *r = w->inbox;
-		w->inbox = r->next;
-		free(r);
-	}
+	resolver_destroy(&w->res); /* a worker that never ran: nothing pending */
 	if (w->pipes.free)
 		pipe_pool_destroy(&w->pipes);
 	if (w->bufs.free)
 		buf_pool_destroy(&w->bufs);
-	pthread_mutex_destroy(&w->inbox_lock);
 }
 
 /*

@@ -10,12 +10,11 @@
 #include "config.h"
 #include "egress.h"
 #include "loop.h"
+#include "resolve.h"
 #include "splice.h"
 #include "stats.h"
 
 struct listener;
-struct resolver;
-struct resolve_req;
 
 /* Counters, one set per worker (summed by the registry). One per drop reason. */
 #define WORKER_STATS(X)                                                          \
@@ -32,6 +31,9 @@ struct resolve_req;
 	X(no_pipe, "relays ended because no pipe or buffer could be had")        \
 	X(completed, "relays ended by EOF both ways")                            \
 	X(copy_fallbacks, "directions that copied because no pipe could be had") \
+	X(resolve_timeouts, "names not resolved within resolve-timeout")         \
+	X(resolve_full, "lookups refused: max-resolving reached")                \
+	X(client_gone, "clients that left while their name was being resolved")  \
 	X(bytes_up, "bytes relayed client to target")                            \
 	X(bytes_down, "bytes relayed target to client")
 
@@ -47,7 +49,6 @@ struct server {
 	_Atomic(struct users *) users[CONFIG_MAX_INBOUNDS];
 	atomic_uint n_conns; /* open connections, all workers */
 	atomic_uint reload_acks;
-	struct resolver *resolver;
 	struct worker *workers;
 	int n_workers;
 	struct stats_group stats; /* "relay": every worker's counters summed */
@@ -61,22 +62,23 @@ struct worker {
 	struct server *srv;
 	const struct config *cfg;
 	struct loop loop;
-	/* The inbox: messages from main and resolver results, signalled on an eventfd. */
+	/* The inbox: messages from main (stop, reload), signalled on an eventfd. */
 	struct loop_obj inbox_obj;
 	int event_fd;
 	uint64_t event_buf;
-	atomic_uint msgs;           /* enum worker_msg bits, set by main */
-	atomic_int started;         /* set once the worker runs on its own descriptor table */
-	bool private_table;         /* unshare(CLONE_FILES) worked (see worker_main()) */
-	pthread_mutex_t inbox_lock; /* resolver → worker results */
-	struct resolve_req *inbox;
+	atomic_uint msgs;   /* enum worker_msg bits, set by main */
+	atomic_int started; /* set once the worker runs on its own descriptor table */
+	bool private_table; /* unshare(CLONE_FILES) worked (see worker_main()) */
 
 	struct listener *listeners[CONFIG_MAX_INBOUNDS]; /* NULL once released */
 	unsigned n_conns;
-	struct loop_tq hs_tq;     /* handshake-timeout */
-	struct loop_tq idle_tq;   /* idle-timeout */
-	struct loop_tq linger_tq; /* the other direction's last bytes after an error */
-	struct loop_tq flush_tq;  /* then: is everything acknowledged before the reset? */
+	struct resolver res;
+	struct loop_tq hs_tq;      /* handshake-timeout */
+	struct loop_tq resolve_tq; /* resolve-timeout */
+	struct loop_tq stagger_tq; /* the next connect attempt (RFC 8305) */
+	struct loop_tq idle_tq;    /* idle-timeout */
+	struct loop_tq linger_tq;  /* the other direction's last bytes after an error */
+	struct loop_tq flush_tq;   /* then: is everything acknowledged before the reset? */
 	struct pipe_pool pipes;
 	struct buf_pool bufs;
 	unsigned long trim_gets; /* pipes.gets + bufs.gets when it last changed ... */
@@ -94,9 +96,6 @@ void worker_post(struct worker *w, unsigned msg);
 /* Main thread: drop its copies of the worker's listeners once the worker runs. */
 void worker_release_listeners(struct worker *w);
 void worker_destroy(struct worker *w);
-
-/* Resolver delivers here (any thread). */
-void worker_inbox_push(struct worker *w, struct resolve_req *r);
 
 /* The "relay" counter group over every worker (registered by the caller). */
 void worker_stats_group(struct server *srv);

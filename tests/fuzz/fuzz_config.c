@@ -113,7 +113,7 @@ static void check_config(const struct config *c)
 	CHECK(c->n_rules <= CONFIG_MAX_RULES && (c->n_rules == 0 || c->rules));
 	CHECK(c->workers >= 0 && c->workers <= 256);
 	CHECK(c->log_level >= LOG_ERROR && c->log_level <= LOG_DEBUG);
-	CHECK(c->max_connections >= 1 && c->resolver_threads >= 1);
+	CHECK(c->max_connections >= 1 && c->max_resolving >= 1 && c->resolve_timeout_ms >= 1);
 	CHECK(c->handshake_timeout_ms >= 1 && c->connect_timeout_ms >= 1);
 	CHECK(c->pipe_size >= 4096 && c->pipe_size <= 1048576);
 	for (size_t i = 0; i < c->n_inbounds; i++)

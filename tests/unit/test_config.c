@@ -159,7 +159,9 @@ static void test_defaults(void)
 	T_EQ_INT(c->drain_timeout_ms, 5000);
 	T_EQ_INT(c->pipe_size, 1048576);
 	T_EQ_INT(c->max_pipes, 0);
-	T_EQ_INT(c->resolver_threads, 2);
+	T_EQ_INT(c->resolve_timeout_ms, 5000);
+	T_EQ_INT(c->max_resolving, 4096);
+	T_EQ_INT(c->splice, true);
 	T_EQ_INT(c->accept_steering, STEER_HASH);
 	T_EQ_INT(c->inbounds[0].line, 1);
 	T_ASSERT(c->inbounds[0].users_file == NULL);
@@ -179,7 +181,9 @@ static const char every_key[] = "; every key once (or more when repeatable)\n"
                                 "drain-timeout = 1m\n"
                                 "pipe-size = 64k\n"
                                 "max-pipes = 128\n"
-                                "resolver-threads = 8\n"
+                                "resolve-timeout = 1500ms\n"
+                                "max-resolving = 64\n"
+                                "splice = no\n"
                                 "accept-steering = cpu\n"
                                 "\n"
                                 "[inbound socks]\n"
@@ -255,13 +259,15 @@ static void test_every_key(void)
 	T_EQ_INT(c->drain_timeout_ms, 60000);
 	T_EQ_INT(c->pipe_size, 65536);
 	T_EQ_INT(c->max_pipes, 128);
-	T_EQ_INT(c->resolver_threads, 8);
+	T_EQ_INT(c->resolve_timeout_ms, 1500);
+	T_EQ_INT(c->max_resolving, 64);
+	T_EQ_INT(c->splice, false);
 	T_EQ_INT(c->accept_steering, STEER_CPU);
 
 	T_EQ_INT(c->n_inbounds, 3);
 	in = &c->inbounds[0];
 	T_EQ_STR(in->name, "socks");
-	T_EQ_INT(in->line, 15);
+	T_EQ_INT(in->line, 17);
 	T_EQ_INT(in->listen.ss_family, AF_INET6);
 	T_EQ_INT(in->listen_len, sizeof(struct sockaddr_in6));
 	T_EQ_STR(sa_addr(&in->listen), "::1");
@@ -301,7 +307,7 @@ static void test_every_key(void)
 	T_EQ_INT(o->server_port, 1081);
 	T_EQ_STR(o->username, "carol");
 	T_EQ_STR(o->password, "hunter2");
-	T_EQ_INT(o->line, 32);
+	T_EQ_INT(o->line, 34);
 	o = &c->outbounds[1];
 	T_EQ_STR(o->name, "direct");
 	T_EQ_INT(o->type, OUTBOUND_DIRECT);
@@ -337,7 +343,7 @@ static void test_every_key(void)
 	T_EQ_INT(r->addr[0], 10);
 	T_EQ_INT(r->prefix, 8);
 	T_EQ_INT(r->outbound, 0);
-	T_EQ_INT(r->line, 51);
+	T_EQ_INT(r->line, 53);
 	r = &c->rules[1];
 	T_EQ_INT(r->family, AF_INET6);
 	T_EQ_MEM(r->addr, fd00, 16);
@@ -481,8 +487,16 @@ static void test_errors(void)
 	         "(bytes, or a number with a k or m suffix)\n"},
 	        {"[main]\nmax-pipes = x\n" IN,
 	         "t.ini:2: [main] max-pipes: \"x\" is not a whole number\n"},
-	        {"[main]\nresolver-threads = 0\n" IN,
-	         "t.ini:2: [main] resolver-threads: \"0\" is out of range (1..64)\n"},
+	        {"[main]\nresolver-threads = 2\n" IN,
+	         "t.ini:2: [main] resolver-threads: no longer used: names are resolved on each "
+	         "worker's loop (c-ares), without threads; remove the line (see resolve-timeout "
+	         "and max-resolving)\n"},
+	        {"[main]\nresolve-timeout = 2h\n" IN,
+	         "t.ini:2: [main] resolve-timeout: \"2h\" is out of range (1ms..1h)\n"},
+	        {"[main]\nmax-resolving = 0\n" IN,
+	         "t.ini:2: [main] max-resolving: \"0\" is out of range (1..1000000)\n"},
+	        {"[main]\nsplice = maybe\n" IN,
+	         "t.ini:2: [main] splice: \"maybe\" is not yes or no\n"},
 	        {"[main]\naccept-steering = CPU\n" IN,
 	         "t.ini:2: [main] accept-steering: \"CPU\" is not one of hash, cpu\n"},
 	        {"[inbound x]\ntype = socks5\n",
@@ -1428,8 +1442,11 @@ static void test_example_and_readme(void)
 	        "drain-timeout",
 	        "pipe-size",
 	        "max-pipes",
-	        "resolver-threads",
+	        "resolve-timeout",
+	        "max-resolving",
 	        "accept-steering",
+	        "splice",
+	        "group",
 	        "type",
 	        "listen",
 	        "user",
@@ -1439,6 +1456,7 @@ static void test_example_and_readme(void)
 	        "bind-address",
 	        "bind-interface",
 	        "fwmark",
+	        "deny-private",
 	        "server",
 	        "username",
 	        "password",

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/* Shared by conn.c (handshakes, lifetime), conn_connect.c (resolve, connect) and conn_relay.c (pumps). */
+#ifndef SPLICED_CONN_INTERNAL_H
+#define SPLICED_CONN_INTERNAL_H
+
+#include <linux/time_types.h>
+#include <stddef.h>
+
+#include "conn.h"
+#include "inbound.h"
+#include "outbound.h"
+#include "resolve.h"
+#include "worker.h"
+
+/*
+ * The connection's ops (4 bits). Polls, connects and their linked timeouts
+ * post a CQE each; a reply sent through the ring posts one only when it
+ * fails, and then its linked poll posts none.
+ */
+enum conn_op {
+	OP_HS_POLL = 1, /* handshake leg readable (the client, or the outbound's server) */
+	OP_DIR0_POLL,   /* relay direction 0 (client → target) ready */
+	OP_DIR1_POLL,   /* relay direction 1 (target → client) ready */
+	OP_TX,          /* a short reply sent through the ring */
+	OP_WATCH,       /* the client left while its name was being resolved */
+	OP_CONNECT,     /* OP_CONNECT + i: connect attempt i finished */
+	OP_LINK_TIMEOUT = OP_CONNECT + CONN_ATTEMPTS, /* + i: attempt i's linked timeout */
+	OP_END = OP_LINK_TIMEOUT + CONN_ATTEMPTS,
+};
+_Static_assert((int)OP_END <= (int)LOOP_OP_MAX, "conn ops fit the tag's 4 bits");
+
+/* Handshake-time state: allocated at accept, freed (wiped) once relaying starts. */
+struct conn_hs {
+	const struct inbound_ops *in;
+	const struct outbound_ops *out;
+	void *in_st;  /* in->state_size bytes, in mem[] */
+	void *out_st; /* out->state_size bytes, in out_mem */
+	uint8_t *out_mem;
+	size_t out_mem_len;
+	const struct proto_target *target; /* the client's request (in in_st) */
+	struct proto_target dest;          /* where the outbound connects */
+	struct sockaddr_storage addrs[RESOLVE_MAX_ADDRS];
+	int n_addrs, next_addr;
+	int n_live;                       /* connect attempts in flight */
+	int last_err;                     /* last connect error (negative errno) */
+	uint64_t att_turn[CONN_ATTEMPTS]; /* loop turn attempt i was prepared in */
+	struct __kernel_timespec connect_ts;
+	size_t len, cap;       /* client bytes in buf not yet consumed; size of buf */
+	size_t up_len, up_cap; /* the outbound server's bytes in up_buf; its size */
+	uint8_t *buf, *up_buf;
+	max_align_t mem[]; /* in_st, then buf */
+};
+
+static inline struct worker *conn_worker(const struct conn *c)
+{
+	return c->w;
+}
+
+static inline const struct inbound *conn_inbound(const struct conn *c)
+{
+	return &c->w->cfg->inbounds[c->inbound];
+}
+
+void conn_arm_poll(struct conn *c, int slot, unsigned op, int fd, unsigned mask);
+/* Tell the client why not (in its protocol), count it, close. */
+void conn_fail(struct conn *c, enum proto_connect_result r);
+/* The outbound leg is connected: its handshake, or the relay. */
+void conn_connected(struct conn *c);
+
+/* conn_connect.c: from a destination to a connected outbound leg. */
+void conn_connect_start(struct conn *c);
+void conn_connect_complete(struct conn *c, unsigned op, int res);
+/* Closing: cancel what connect still has in flight. */
+void conn_connect_cancel(struct conn *c);
+/* The descriptors of attempts that lost or were cancelled (at release). */
+void conn_connect_release(struct conn *c);
+/* OP_WATCH completed: the client left while its name was being resolved. */
+void conn_watch_fired(struct conn *c);
+
+/* conn_relay.c: both legs up, the pumps. */
+void conn_relay_ready(struct conn *c, int d);
+void conn_relay_end_after_error(struct conn *c);
+
+#endif
