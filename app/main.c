@@ -234,6 +234,18 @@ static void log_stats(struct server *srv)
 	log_info("stats: accepted per worker: %s%s", per, off >= sizeof(per) ? "..." : "");
 }
 
+/* An inbound anyone who reaches it may use is legitimate (on a LAN, behind a firewall), but say so. */
+static void warn_open_inbounds(const struct config *cfg)
+{
+	char addr[SA_STR_MAX];
+
+	for (size_t i = 0; i < cfg->n_inbounds; i++)
+		if (access_open_to_all(&cfg->inbounds[i]))
+			log_warn("inbound %s listens on %s without users or allow: anyone who can "
+			         "reach it can use the proxy",
+			         cfg->inbounds[i].name, sa_str(&cfg->inbounds[i].listen, addr));
+}
+
 /* Rings and listeners, no thread yet: everything here may need root (low ports). */
 static int create_workers(struct server *srv)
 {
@@ -474,11 +486,14 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < cfg->n_inbounds; i++)
 		atomic_init(&srv.users[i], tables[i]);
 	worker_stats_group(&srv);
-	if (resolver_global_init() < 0) {
-		log_error("cannot initialise the resolver library");
+	srv.guard = malloc(sizeof(*srv.guard));
+	if (!srv.guard || auth_guard_init(srv.guard, cfg->max_auth_failures) < 0 ||
+	    resolver_global_init() < 0) {
+		log_error("cannot start: out of memory, or no randomness for the tables' keys");
 		config_free(cfg);
 		return EXIT_RUNTIME;
 	}
+	warn_open_inbounds(cfg);
 	if (start(&run) == 0)
 		rc = serve(&run, &sigs);
 	/* Every worker thread has been joined (serve, or start_workers on failure). */
@@ -490,6 +505,8 @@ int main(int argc, char **argv)
 	free(srv.workers);
 	free_held(&run.reload, cfg->n_inbounds);
 	resolver_global_cleanup();
+	auth_guard_destroy(srv.guard);
+	free(srv.guard);
 	for (size_t i = 0; i < cfg->n_inbounds; i++)
 		free_users_table(atomic_load(&srv.users[i]));
 	config_free(cfg);

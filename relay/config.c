@@ -38,6 +38,7 @@ enum config_defaults {
 	DEF_PIPE_SIZE = 1048576,
 	DEF_RESOLVE_MS = 5000,
 	DEF_MAX_RESOLVING = 4096,
+	DEF_MAX_AUTH_FAILURES = 20,
 };
 
 const char config_default_ini[] = "; built-in: SOCKS5 on 127.0.0.1:1080, direct outbound\n"
@@ -468,6 +469,7 @@ static struct config *config_new(const char *file)
 	c->splice = true;
 	c->resolve_timeout_ms = DEF_RESOLVE_MS;
 	c->max_resolving = DEF_MAX_RESOLVING;
+	c->max_auth_failures = DEF_MAX_AUTH_FAILURES;
 	c->accept_steering = STEER_HASH;
 	c->run_gid = (gid_t)-1;
 	c->route_default = -1;
@@ -576,6 +578,7 @@ void config_free(struct config *c)
 		users_free(&in->inline_users);
 		free(in->users_file);
 		free(in->target_host);
+		free(in->allow);
 	}
 	for (size_t i = 0; i < c->n_wireguards; i++)
 		free(c->wireguards[i].conf);

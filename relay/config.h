@@ -44,6 +44,13 @@ struct users {
 	size_t n;
 };
 
+/* An address prefix: family AF_INET or AF_INET6, the first `prefix` bits of addr. */
+struct cidr {
+	int family;
+	uint8_t addr[16];
+	uint8_t prefix;
+};
+
 struct inbound {
 	char name[CONFIG_NAME_MAX + 1];
 	enum inbound_type type;
@@ -57,7 +64,10 @@ struct inbound {
 	char *target_host;
 	uint16_t target_port;
 	int outbound; /* -1: use [route]; else forced outbound index */
-	int line;     /* where the section starts, for messages */
+	/* allow: client addresses that may connect (none: every address) */
+	struct cidr *allow;
+	size_t n_allow;
+	int line; /* where the section starts, for messages */
 };
 
 struct outbound {
@@ -114,6 +124,7 @@ struct config {
 	unsigned max_pipes;          /* idle pipes each worker's pool keeps (0 = 64) */
 	unsigned resolve_timeout_ms; /* a name not resolved by then fails (REP 04, HTTP 502) */
 	unsigned max_resolving;      /* lookups in flight at once, whole process */
+	unsigned max_auth_failures;  /* failed logins per source and minute (0: no limit) */
 	enum accept_steering accept_steering;
 	bool splice; /* relay plain legs with splice(2); no: through user-space buffers */
 	/* user / group: whom to run as once set up (privdrop.c); run_as false = stay root */

@@ -19,6 +19,7 @@ enum key_limits {
 	MAX_CONNECTIONS_MAX = 10000000,
 	MAX_PIPES_MAX = 16777216,
 	MAX_RESOLVING_MAX = 1000000,
+	MAX_AUTH_FAILURES_MAX = 1000000,
 	PIPE_SIZE_MIN = 4096,
 	PIPE_SIZE_MAX = 1048576,
 	DAY_MS = 24 * 3600 * 1000,
@@ -175,6 +176,11 @@ static void set_max_resolving(struct parser *p, const char *v)
 	get_uint(p, v, 1, MAX_RESOLVING_MAX, &p->c->max_resolving);
 }
 
+static void set_max_auth_failures(struct parser *p, const char *v)
+{
+	get_uint(p, v, 0, MAX_AUTH_FAILURES_MAX, &p->c->max_auth_failures);
+}
+
 static void set_accept_steering(struct parser *p, const char *v)
 {
 	char q[QUOTE_BYTES];
@@ -319,6 +325,7 @@ const struct key config_main_keys[] = {
         [MAIN_SPLICE] = {"splice", set_splice, false, 0},
         {"resolve-timeout", set_resolve_timeout, false, 0},
         {"max-resolving", set_max_resolving, false, 0},
+        {"max-auth-failures", set_max_auth_failures, false, 0},
         {NULL, NULL, false, 0},
 };
 
@@ -430,6 +437,51 @@ static void set_in_outbound(struct parser *p, const char *v)
 	add_ref(p, REF_INBOUND, p->idx, v);
 }
 
+/* allow = CIDR[, CIDR...]; repeatable: the lists add up. */
+static void set_allow(struct parser *p, const char *v)
+{
+	struct inbound *in = cur_in(p);
+	char q[QUOTE_BYTES], item[64];
+	const char *s = v;
+
+	while (*s) {
+		size_t n = strcspn(s, ",");
+		const char *why;
+		struct rule r = {0};
+		struct cidr *grown;
+
+		while (n && (*s == ' ' || *s == '\t'))
+			s++, n--;
+		while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+			n--;
+		if (n == 0 || n >= sizeof(item)) {
+			kerr(p,
+			     "\"%s\" is not a list of address/prefix (e.g. 192.0.2.0/24, 2001:db8::/32)",
+			     config_quote(q, v));
+			return;
+		}
+		memcpy(item, s, n);
+		item[n] = '\0';
+		why = config_parse_cidr(item, &r);
+		if (why) {
+			kerr(p, "\"%s\" %s", config_quote(q, item), why);
+			return;
+		}
+		grown = realloc(in->allow, (in->n_allow + 1) * sizeof(*in->allow));
+		if (!grown) {
+			kerr(p, "out of memory");
+			return;
+		}
+		in->allow = grown;
+		in->allow[in->n_allow].family = r.family;
+		memcpy(in->allow[in->n_allow].addr, r.addr, sizeof(r.addr));
+		in->allow[in->n_allow++].prefix = r.prefix;
+		s += strcspn(s, ",");
+		if (*s == ',')
+			s++;
+	}
+}
+
 enum {
 	AUTH_INBOUNDS = 1u << INBOUND_SOCKS5 | 1u << INBOUND_HTTP,
 	FORWARD_ONLY = 1u << INBOUND_FORWARD,
@@ -439,7 +491,7 @@ enum {
 };
 
 /* Order matters: config_close_inbound() names keys by index (IN_*). */
-enum { IN_TYPE, IN_LISTEN, IN_USER, IN_USERS, IN_TARGET, IN_OUTBOUND };
+enum { IN_TYPE, IN_LISTEN, IN_USER, IN_USERS, IN_TARGET, IN_OUTBOUND, IN_ALLOW };
 const struct key config_inbound_keys[] = {
         [IN_TYPE] = {"type", set_in_type, false, 0},
         [IN_LISTEN] = {"listen", set_listen, false, 0},
@@ -447,6 +499,7 @@ const struct key config_inbound_keys[] = {
         [IN_USERS] = {"users", set_users, false, AUTH_INBOUNDS},
         [IN_TARGET] = {"target", set_target, false, FORWARD_ONLY},
         [IN_OUTBOUND] = {"outbound", set_in_outbound, false, 0},
+        [IN_ALLOW] = {"allow", set_allow, true, 0},
         {NULL, NULL, false, 0},
 };
 

@@ -211,18 +211,41 @@ static void start_outbound(struct conn *c)
 	conn_connect_start(c);
 }
 
+/*
+ * The credentials the client sent, unless its source has failed
+ * max-auth-failures times this minute: then they are not even looked at,
+ * and the answer is the same refusal a wrong password gets.
+ */
 static bool check_user(struct conn *c)
 {
 	struct worker *w = conn_worker(c);
 	struct users *u = atomic_load_explicit(&w->srv->users[c->inbound], memory_order_acquire);
+	uint64_t now_s = w->loop.now_ms / 1000;
+	struct sockaddr_storage peer;
+	socklen_t len = sizeof(peer);
 	const char *user, *pass;
-	bool ok;
+	char src[64];
+	bool ok, log;
+	unsigned n;
 
+	if (getpeername(c->leg[LEG_IN].fd, (struct sockaddr *)&peer, &len) < 0)
+		peer.ss_family = AF_UNSPEC;
+	if (auth_guard_blocked(w->srv->guard, &peer, now_s)) {
+		w->stats.auth_throttled++;
+		return false;
+	}
 	c->hs->in->creds(c->hs->in_st, &user, &pass);
 	ok = u && users_check(u, user, pass);
-	if (!ok)
-		w->stats.auth_failed++;
-	return ok;
+	if (ok)
+		return true;
+	w->stats.auth_failed++;
+	n = auth_guard_failed(w->srv->guard, &peer, now_s, &log);
+	/* Once per source and minute: what fail2ban and the like read. */
+	if (log)
+		log_warn("inbound %s: %u failed logins from %s this minute: its logins are refused "
+		         "until the minute is over (max-auth-failures)",
+		         conn_inbound(c)->name, n, auth_guard_source_str(&peer, src, sizeof(src)));
+	return false;
 }
 
 /* Run the inbound's parser over the buffered bytes. */

@@ -112,6 +112,21 @@ void listener_arm(struct listener *ls)
 	io_uring_prep_multishot_accept(sqe, ls->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 }
 
+/* The inbound's allow list, for the client on fd (a getpeername(2) only for inbounds that have one). */
+static bool allowed(const struct inbound *in, int fd)
+{
+	struct sockaddr_storage peer;
+	socklen_t len = sizeof(peer);
+	char addr[SA_STR_MAX];
+
+	if (getpeername(fd, (struct sockaddr *)&peer, &len) < 0)
+		return false;
+	if (access_allowed(in, &peer))
+		return true;
+	log_debug_rl("inbound %s: %s is not in allow: refused", in->name, sa_str(&peer, addr));
+	return false;
+}
+
 static bool out_of_resources(int res)
 {
 	return res == -EMFILE || res == -ENFILE || res == -ENOBUFS || res == -ENOMEM;
@@ -122,8 +137,17 @@ static void on_accept(struct listener *ls, int res, unsigned flags)
 	struct worker *w = ls->w;
 
 	if (res >= 0) {
-		unsigned n = atomic_fetch_add_explicit(&w->srv->n_conns, 1, memory_order_relaxed);
+		const struct inbound *in = &w->cfg->inbounds[ls->inbound];
+		unsigned n;
+
 		w->stats.accepted++;
+		if (in->n_allow && !allowed(in, res)) {
+			/* Refused before a byte is read (the client sees a reset). */
+			w->stats.refused_allow++;
+			close(res);
+			goto rearm;
+		}
+		n = atomic_fetch_add_explicit(&w->srv->n_conns, 1, memory_order_relaxed);
 		if (n >= w->cfg->max_connections) {
 			/* Over the limit: refuse this one, leave the others alone. */
 			atomic_fetch_sub_explicit(&w->srv->n_conns, 1, memory_order_relaxed);
@@ -143,6 +167,7 @@ static void on_accept(struct listener *ls, int res, unsigned flags)
 		else
 			log_debug_rl("accept: %s", strerror(-res));
 	}
+rearm:
 	if (flags & IORING_CQE_F_MORE)
 		return; /* still armed */
 	if (out_of_resources(res)) {

@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "access.h"
 #include "config.h"
 #include "egress.h"
 #include "loop.h"
@@ -17,24 +18,26 @@
 struct listener;
 
 /* Counters, one set per worker (summed by the registry). One per drop reason. */
-#define WORKER_STATS(X)                                                          \
-	X(accepted, "connections accepted")                                      \
-	X(refused_limit, "connections refused: over max-connections")            \
-	X(accept_errors, "accept errors (EMFILE, ENFILE, ...)")                  \
-	X(hs_bad, "malformed or refused handshakes")                             \
-	X(auth_failed, "authentication failures")                                \
-	X(hs_timeouts, "handshakes over handshake-timeout")                      \
-	X(idle_timeouts, "relays closed after idle-timeout")                     \
-	X(connect_failed, "outbound connects or handshakes that failed")         \
-	X(blocked, "requests refused by the rules (block outbound)")             \
-	X(resets, "relays ended by an error or a reset")                         \
-	X(no_pipe, "relays ended because no pipe or buffer could be had")        \
-	X(completed, "relays ended by EOF both ways")                            \
-	X(copy_fallbacks, "directions that copied because no pipe could be had") \
-	X(resolve_timeouts, "names not resolved within resolve-timeout")         \
-	X(resolve_full, "lookups refused: max-resolving reached")                \
-	X(client_gone, "clients that left while their name was being resolved")  \
-	X(bytes_up, "bytes relayed client to target")                            \
+#define WORKER_STATS(X)                                                            \
+	X(accepted, "connections accepted")                                        \
+	X(refused_limit, "connections refused: over max-connections")              \
+	X(refused_allow, "connections refused: client not in the inbound's allow") \
+	X(accept_errors, "accept errors (EMFILE, ENFILE, ...)")                    \
+	X(hs_bad, "malformed or refused handshakes")                               \
+	X(auth_failed, "authentication failures")                                  \
+	X(auth_throttled, "logins refused: the source failed max-auth-failures")   \
+	X(hs_timeouts, "handshakes over handshake-timeout")                        \
+	X(idle_timeouts, "relays closed after idle-timeout")                       \
+	X(connect_failed, "outbound connects or handshakes that failed")           \
+	X(blocked, "requests refused by the rules (block outbound)")               \
+	X(resets, "relays ended by an error or a reset")                           \
+	X(no_pipe, "relays ended because no pipe or buffer could be had")          \
+	X(completed, "relays ended by EOF both ways")                              \
+	X(copy_fallbacks, "directions that copied because no pipe could be had")   \
+	X(resolve_timeouts, "names not resolved within resolve-timeout")           \
+	X(resolve_full, "lookups refused: max-resolving reached")                  \
+	X(client_gone, "clients that left while their name was being resolved")    \
+	X(bytes_up, "bytes relayed client to target")                              \
 	X(bytes_down, "bytes relayed target to client")
 
 struct worker_stats {
@@ -51,6 +54,7 @@ struct server {
 	atomic_uint reload_acks;
 	struct worker *workers;
 	int n_workers;
+	struct auth_guard *guard; /* failed logins per source, every worker's */
 	struct stats_group stats; /* "relay": every worker's counters summed */
 };
 

@@ -365,6 +365,29 @@ out:
 	config_free(c);
 }
 
+static void test_allow_list(void)
+{
+	struct config *c = load_ok(IN "allow = 192.0.2.0/24, 2001:db8::/32\nallow=10.1.2.3\n");
+	const struct inbound *in;
+
+	T_ASSERT(c != NULL);
+	if (!c)
+		return;
+	in = &c->inbounds[0];
+	T_EQ_INT(in->n_allow, 3);
+	if (in->n_allow == 3) {
+		T_EQ_INT(in->allow[0].family, AF_INET);
+		T_EQ_INT(in->allow[0].prefix, 24);
+		T_EQ_INT(in->allow[0].addr[2], 2);
+		T_EQ_INT(in->allow[1].family, AF_INET6);
+		T_EQ_INT(in->allow[1].prefix, 32);
+		T_EQ_INT(in->allow[2].prefix, 32);
+		T_EQ_INT(in->allow[2].addr[3], 3);
+	}
+	T_EQ_INT(c->max_auth_failures, 20);
+	config_free(c);
+}
+
 static void test_outbound_order(void)
 {
 	struct config *c = load_ok("[outbound b]\ntype = block\n[outbound a]\ntype = direct\n" IN
@@ -511,6 +534,16 @@ static void test_errors(void)
 	         "t.ini:1: [inbound f] target: required key is missing\n"},
 	        {"[inbound s]\ntype = socks5\nlisten = 127.0.0.1:1\ntarget = a.b:1\n",
 	         "t.ini:4: [inbound s] target: not valid with type = socks5\n"},
+	        {IN "allow = 10.0.0.0/33\n",
+	         "t.ini:4: [inbound s] allow: \"10.0.0.0/33\" has a prefix longer than 32\n"},
+	        {IN "allow = 192.0.2.0/24, 10.0.0.1/8\n",
+	         "t.ini:4: [inbound s] allow: \"10.0.0.1/8\" has bits set beyond its prefix "
+	         "length\n"},
+	        {IN "allow = 192.0.2.0/24,,::1\n",
+	         "t.ini:4: [inbound s] allow: \"192.0.2.0/24,,::1\" is not a list of address/prefix "
+	         "(e.g. 192.0.2.0/24, 2001:db8::/32)\n"},
+	        {"[main]\nmax-auth-failures = x\n" IN,
+	         "t.ini:2: [main] max-auth-failures: \"x\" is not a whole number\n"},
 	        {"[inbound f]\ntype = forward\nlisten = 127.0.0.1:1\ntarget = a.b:1\nuser = a:b\n",
 	         "t.ini:5: [inbound f] user: not valid with type = forward\n"},
 	        {"[inbound f]\ntype = forward\nlisten = 127.0.0.1:1\ntarget = a.b\n",
@@ -1444,6 +1477,7 @@ static void test_example_and_readme(void)
 	        "max-pipes",
 	        "resolve-timeout",
 	        "max-resolving",
+	        "max-auth-failures",
 	        "accept-steering",
 	        "splice",
 	        "group",
@@ -1453,6 +1487,7 @@ static void test_example_and_readme(void)
 	        "users",
 	        "target",
 	        "outbound",
+	        "allow",
 	        "bind-address",
 	        "bind-interface",
 	        "fwmark",
@@ -1558,6 +1593,7 @@ int main(void)
 	T_RUN(test_builtin);
 	T_RUN(test_defaults);
 	T_RUN(test_every_key);
+	T_RUN(test_allow_list);
 	T_RUN(test_outbound_order);
 	T_RUN(test_syntax_tolerance);
 	T_RUN(test_errors);

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/* Who may use an inbound: its allow list, and a process-wide throttle on failed logins per source. */
+#ifndef SPLICED_ACCESS_H
+#define SPLICED_ACCESS_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "config.h"
+#include "siphash.h"
+
+/* Is this client address in the inbound's allow list (an empty list allows everyone)? */
+bool access_allowed(const struct inbound *in, const struct sockaddr_storage *peer);
+/*
+ * A proxy inbound anyone who can reach it may use: no users, no allow
+ * list, not on a loopback address (the start-up warns about it).
+ */
+bool access_open_to_all(const struct inbound *in);
+
+/*
+ * Failed logins per source and minute, shared by every worker. A source is
+ * an IPv4 address, or an IPv6 /64 (one customer's network: a host picks any
+ * address in it at will). Fixed size, no allocation after start: when the
+ * table is full the stalest entry is reused. Keyed with a random key so
+ * that no one can pick sources that pile up in one place.
+ */
+enum { AUTH_GUARD_SLOTS = 4096, AUTH_GUARD_LOCKS = 64, AUTH_GUARD_PROBE = 8 };
+
+struct auth_source {
+	uint8_t key[16];   /* the IPv4 address or the IPv6 /64, zero-padded */
+	uint8_t family;    /* 0: free */
+	uint32_t minute;   /* the minute (monotonic seconds / 60) this count is for */
+	uint32_t failures; /* within that minute */
+	uint32_t logged;   /* the minute it was last logged in */
+};
+
+struct auth_guard {
+	unsigned max_per_minute; /* 0: no limit */
+	uint8_t hash_key[SIPHASH_KEY_LEN];
+	pthread_mutex_t locks[AUTH_GUARD_LOCKS];
+	struct auth_source src[AUTH_GUARD_SLOTS];
+};
+
+/* 0 or -errno (no randomness for the key). */
+int auth_guard_init(struct auth_guard *g, unsigned max_per_minute);
+void auth_guard_destroy(struct auth_guard *g);
+
+/* Has this source had max_per_minute failures in the current minute? */
+bool auth_guard_blocked(struct auth_guard *g, const struct sockaddr_storage *peer, uint64_t now_s);
+/*
+ * One more failure: returns the source's count for the current minute, and
+ * *log is set the first time in a minute the source reaches the limit.
+ */
+unsigned auth_guard_failed(struct auth_guard *g, const struct sockaddr_storage *peer,
+                           uint64_t now_s, bool *log);
+/* "198.51.100.7" or "2001:db8:1:2::/64": how a source is named in a log line. */
+const char *auth_guard_source_str(const struct sockaddr_storage *peer, char *buf, size_t len);
+
+#endif
