@@ -264,8 +264,10 @@ static void hs_feed(struct conn *c)
 		reply = hs->in->pending(hs->in_st, &reply_len);
 		if (used > hs->len)
 			used = hs->len; /* a parser bug must not become a memory bug */
-		memmove(hs->buf, hs->buf + used, hs->len - used);
-		hs->len -= used;
+		if (used) { /* a client sending one byte at a time must not cost a copy per byte */
+			memmove(hs->buf, hs->buf + used, hs->len - used);
+			hs->len -= used;
+		}
 
 		switch (res) {
 		case PROTO_NEED_MORE:
