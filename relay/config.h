@@ -125,6 +125,7 @@ struct config {
 	unsigned resolve_timeout_ms; /* a name not resolved by then fails (REP 04, HTTP 502) */
 	unsigned max_resolving;      /* lookups in flight at once, whole process */
 	unsigned max_auth_failures;  /* failed logins per source and minute (0: no limit) */
+	unsigned keepalive_ms;       /* TCP keepalive on both legs after this idle time (0: off) */
 	enum accept_steering accept_steering;
 	bool splice; /* relay plain legs with splice(2); no: through user-space buffers */
 	/* user / group: whom to run as once set up (privdrop.c); run_as false = stay root */

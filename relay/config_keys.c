@@ -176,6 +176,15 @@ static void set_max_resolving(struct parser *p, const char *v)
 	get_uint(p, v, 1, MAX_RESOLVING_MAX, &p->c->max_resolving);
 }
 
+static void set_keepalive(struct parser *p, const char *v)
+{
+	get_duration(p, v, 0, DAY_MS, "0, or 1s..24h", &p->c->keepalive_ms);
+	if (p->c->keepalive_ms && p->c->keepalive_ms < 1000) {
+		char q[QUOTE_BYTES];
+		kerr(p, "\"%s\" is below 1s, the kernel's unit for keepalive", config_quote(q, v));
+	}
+}
+
 static void set_max_auth_failures(struct parser *p, const char *v)
 {
 	get_uint(p, v, 0, MAX_AUTH_FAILURES_MAX, &p->c->max_auth_failures);
@@ -326,6 +335,7 @@ const struct key config_main_keys[] = {
         {"resolve-timeout", set_resolve_timeout, false, 0},
         {"max-resolving", set_max_resolving, false, 0},
         {"max-auth-failures", set_max_auth_failures, false, 0},
+        {"keepalive", set_keepalive, false, 0},
         {NULL, NULL, false, 0},
 };
 

@@ -48,7 +48,7 @@ static bool launch(struct conn *c)
 				hs->last_err = -EACCES;
 			continue;
 		}
-		fd = outbound_socket(ob, a->ss_family);
+		fd = outbound_socket(ob, a->ss_family, w->cfg->keepalive_ms / 1000);
 		if (fd < 0) {
 			hs->last_err = fd == -EAFNOSUPPORT ? -ENETUNREACH : fd;
 			continue;

@@ -12,6 +12,7 @@
 #include "conn.h"
 #include "listener.h"
 #include "log.h"
+#include "outbound.h"
 #include "sockaddr.h"
 #include "worker.h"
 
@@ -77,6 +78,8 @@ int listener_open(struct worker *w, unsigned i, struct listener **out)
 	 * connection. Why the relay wants it: see outbound_socket().
 	 */
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (w->cfg->keepalive_ms)
+		tcp_keepalive(fd, w->cfg->keepalive_ms / 1000);
 	/* "[::]" must not swallow IPv4: a separate 0.0.0.0 inbound can coexist. */
 	if (in->listen.ss_family == AF_INET6)
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));

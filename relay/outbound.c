@@ -59,7 +59,17 @@ const struct outbound_ops *outbound_ops(enum outbound_type type)
 	return table[type];
 }
 
-int outbound_socket(const struct outbound *ob, int family)
+void tcp_keepalive(int fd, unsigned secs)
+{
+	int on = 1, idle = (int)secs, intvl = secs / 3 ? (int)(secs / 3) : 1, cnt = 3;
+
+	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+}
+
+int outbound_socket(const struct outbound *ob, int family, unsigned keepalive_s)
 {
 	int fd, ret;
 
@@ -78,6 +88,8 @@ int outbound_socket(const struct outbound *ob, int family)
 	 */
 	static const int one = 1;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (keepalive_s)
+		tcp_keepalive(fd, keepalive_s);
 	if (ob->fwmark && setsockopt(fd, SOL_SOCKET, SO_MARK, &ob->fwmark, sizeof(ob->fwmark)) < 0)
 		goto fail;
 	if (ob->bind_interface[0] && setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, ob->bind_interface,

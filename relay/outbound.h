@@ -50,10 +50,18 @@ extern const struct outbound_ops outbound_socks5_ops;
 extern const struct outbound_ops outbound_http_ops;
 
 /*
- * A non-blocking TCP socket of `family` for ob, with TCP_NODELAY and the
- * outbound's source address, interface and fwmark. fd or -errno
- * (-EAFNOSUPPORT when bind-address is of the other family).
+ * A non-blocking TCP socket of `family` for ob, with TCP_NODELAY, keepalive
+ * (when keepalive_s) and the outbound's source address, interface and
+ * fwmark. fd or -errno (-EAFNOSUPPORT when bind-address is of the other
+ * family).
  */
-int outbound_socket(const struct outbound *ob, int family);
+int outbound_socket(const struct outbound *ob, int family, unsigned keepalive_s);
+/*
+ * SO_KEEPALIVE: probe after secs without traffic, then every secs / 3,
+ * 3 probes, so a peer gone without a word (a NAT that forgot us) is
+ * dropped about 2 x secs after it went quiet. Set on a listener, accepted
+ * sockets inherit it.
+ */
+void tcp_keepalive(int fd, unsigned secs);
 
 #endif

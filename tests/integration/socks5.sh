@@ -276,14 +276,40 @@ if wait_port 127.0.0.1 "$EP" 10; then
 	# 4 listeners (open, open6, auth, file) x 2 workers; 3 connections x 2 legs
 	if [ $rc -eq 3 ]; then
 		skip tcp-nodelay-both-legs "this kernel has no per-thread pidfds (PIDFD_THREAD, Linux 6.9): $r"
-	elif [[ $r =~ ^listen\ ([0-9]+)\ listen_nodelay\ ([0-9]+)\ established\ ([0-9]+)\ established_nodelay\ ([0-9]+)$ ]] &&
+	elif [[ $r =~ ^listen\ ([0-9]+)\ listen_nodelay\ ([0-9]+)\ established\ ([0-9]+)\ established_nodelay\ ([0-9]+)\ established_keepalive\ ([0-9]+) ]] &&
 		[ "${BASH_REMATCH[1]}" -eq 8 ] && [ "${BASH_REMATCH[2]}" -eq 8 ] &&
-		[ "${BASH_REMATCH[3]}" -eq 6 ] && [ "${BASH_REMATCH[4]}" -eq 6 ]; then
+		[ "${BASH_REMATCH[3]}" -eq 6 ] && [ "${BASH_REMATCH[4]}" -eq 6 ] && [ "${BASH_REMATCH[5]}" -eq 0 ]; then
 		pass tcp-nodelay-both-legs
 	else
-		fail tcp-nodelay-both-legs "sockopts: $r (want 8 listeners and 6 relayed legs, all with TCP_NODELAY)"
+		fail tcp-nodelay-both-legs "sockopts: $r (want 8 listeners and 6 relayed legs, all with TCP_NODELAY, none with keepalive)"
 	fi
 	hquit nd
+	# keepalive = 45s: both legs of every relayed connection probe an idle peer.
+	KP=$(free_port)
+	MAIN_SPLICED_PID=$SPLICED_PID MAIN_SPLICED_LOG=$SPLICED_LOG
+	if start_spliced "[main]
+workers = 2
+keepalive = 45s
+[inbound k]
+type = socks5
+listen = 127.0.0.1:$KP"; then
+		holder ka -s 127.0.0.1:"$KP" -t 127.0.0.1:"$EP" -w 5000
+		hask ka "open 3"
+		expect_eq keepalive-open "$r" "opened 3 failed 0" "connhold"
+		r=$("$SOCKOPTS" "$SPLICED_PID" 2>&1)
+		if [ $? -eq 3 ]; then
+			skip tcp-keepalive-both-legs "no per-thread pidfds: $r"
+		elif [[ $r =~ established\ 6\ established_nodelay\ 6\ established_keepalive\ 6\ keepidle\ 45$ ]]; then
+			pass tcp-keepalive-both-legs
+		else
+			fail tcp-keepalive-both-legs "sockopts: $r (want 6 relayed legs with keepalive after 45 s)"
+		fi
+		hquit ka
+		stop_spliced
+	else
+		fail keepalive-start "spliced did not start"
+	fi
+	SPLICED_PID=$MAIN_SPLICED_PID SPLICED_LOG=$MAIN_SPLICED_LOG
 else
 	fail nodelay-setup "echo server did not start: $(cat "$T_TMP/echo.err")"
 fi

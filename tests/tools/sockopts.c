@@ -8,6 +8,9 @@
  * pidfd_getfd(2) on a per-thread pidfd (PIDFD_THREAD, Linux 6.9+) and
  * prints one line:
  *   listen L listen_nodelay LN established E established_nodelay EN
+ *   established_keepalive EK keepidle I
+ * (I: the TCP_KEEPIDLE seconds the keepalive sockets share, -1 when they
+ * differ, 0 when none has keepalive.)
  * Each socket is counted once (by inode). Needs root (or ptrace rights on
  * PID). Exit 0, 1 when the process cannot be read, 2 on usage errors, 3 when
  * the kernel has no per-thread pidfds (before 6.9).
@@ -35,7 +38,8 @@ enum { MAX_SOCKS = 1 << 16 };
 
 static unsigned long seen[MAX_SOCKS];
 static unsigned n_seen;
-static unsigned listen_n, listen_nodelay, est_n, est_nodelay;
+static unsigned listen_n, listen_nodelay, est_n, est_nodelay, est_keepalive;
+static int keepidle; /* 0: none seen yet, -1: they differ */
 
 static bool already_seen(unsigned long ino)
 {
@@ -71,6 +75,14 @@ static void inspect(int fd)
 		return;
 	est_n++;
 	est_nodelay += nodelay != 0;
+	len = sizeof(v);
+	if (getsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &v, &len) == 0 && v) {
+		int idle = 0;
+		len = sizeof(idle);
+		getsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, &len);
+		est_keepalive++;
+		keepidle = keepidle == 0 || keepidle == idle ? idle : -1;
+	}
 }
 
 static int walk_thread(int pid, int tid)
@@ -143,7 +155,8 @@ int main(int argc, char **argv)
 		}
 	}
 	closedir(dir);
-	printf("listen %u listen_nodelay %u established %u established_nodelay %u\n", listen_n,
-	       listen_nodelay, est_n, est_nodelay);
+	printf("listen %u listen_nodelay %u established %u established_nodelay %u "
+	       "established_keepalive %u keepidle %d\n",
+	       listen_n, listen_nodelay, est_n, est_nodelay, est_keepalive, keepidle);
 	return 0;
 }

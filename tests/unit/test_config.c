@@ -542,6 +542,8 @@ static void test_errors(void)
 	        {IN "allow = 192.0.2.0/24,,::1\n",
 	         "t.ini:4: [inbound s] allow: \"192.0.2.0/24,,::1\" is not a list of address/prefix "
 	         "(e.g. 192.0.2.0/24, 2001:db8::/32)\n"},
+	        {"[main]\nkeepalive = 500ms\n" IN,
+	         "t.ini:2: [main] keepalive: \"500ms\" is below 1s, the kernel's unit for keepalive\n"},
 	        {"[main]\nmax-auth-failures = x\n" IN,
 	         "t.ini:2: [main] max-auth-failures: \"x\" is not a whole number\n"},
 	        {"[inbound f]\ntype = forward\nlisten = 127.0.0.1:1\ntarget = a.b:1\nuser = a:b\n",
@@ -1478,6 +1480,7 @@ static void test_example_and_readme(void)
 	        "resolve-timeout",
 	        "max-resolving",
 	        "max-auth-failures",
+	        "keepalive",
 	        "accept-steering",
 	        "splice",
 	        "group",
