@@ -13,6 +13,8 @@
 #   FUZZ_MINUTES=10 tests/fuzz/run.sh wg_rx_split http_connect   those, 10 min each
 #   FUZZ_SECONDS=600 tests/fuzz/run.sh http_connect   per target, in seconds
 #   FUZZ_BUDGET=60 tests/fuzz/run.sh     a quick pass: 60 s over all targets
+#   FUZZ_RUNS=10000000 FUZZ_MINUTES=60 tests/fuzz/run.sh   a campaign: each target
+#                                        until 10 M executions or an hour, whichever first
 # Build time is not counted in the budget.
 #
 # The corpus grows across runs in build-fuzz/corpus/<target>; crash inputs land
@@ -160,7 +162,7 @@ for t in "${all[@]}"; do
 	cp -n "$out/seeds/$t"/* "$corpus"/ 2>/dev/null
 	if [ "$mode" = libfuzzer ]; then
 		d=$(dict "$t")
-		"$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len="$(max_len "$t")" \
+		"$bin" -max_total_time="$secs" ${FUZZ_RUNS:+-runs="$FUZZ_RUNS"} -timeout=10 -rss_limit_mb=2048 -max_len="$(max_len "$t")" \
 			-print_final_stats=1 -artifact_prefix="$out/artifacts/$t-" ${d:+-dict="$d"} \
 			"$corpus" >"$log" 2>&1
 	else
