@@ -126,6 +126,7 @@ struct config {
 	unsigned max_resolving;      /* lookups in flight at once, whole process */
 	unsigned max_auth_failures;  /* failed logins per source and minute (0: no limit) */
 	unsigned keepalive_ms;       /* TCP keepalive on both legs after this idle time (0: off) */
+	uint64_t pipe_memory; /* pipes (and as much in buffers) held at once; 0: a quarter of RAM */
 	enum accept_steering accept_steering;
 	bool splice; /* relay plain legs with splice(2); no: through user-space buffers */
 	/* user / group: whom to run as once set up (privdrop.c); run_as false = stay root */
@@ -214,5 +215,7 @@ int config_parse_hostport(const char *s, char **host, uint16_t *port);
 int config_parse_duration(const char *s, unsigned *ms);
 /* "65536", "64k", "1m" (k = 1024) → bytes; -EINVAL (syntax), -ERANGE. */
 int config_parse_size(const char *s, unsigned *bytes);
+/* The same, 64 bits wide, with a g suffix too. */
+int config_parse_size64(const char *s, uint64_t *bytes);
 
 #endif

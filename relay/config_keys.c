@@ -185,6 +185,22 @@ static void set_keepalive(struct parser *p, const char *v)
 	}
 }
 
+static void set_pipe_memory(struct parser *p, const char *v)
+{
+	char q[QUOTE_BYTES];
+	uint64_t n;
+
+	if (strcmp(v, "auto") == 0)
+		p->c->pipe_memory = 0;
+	else if (config_parse_size64(v, &n) < 0)
+		kerr(p, "\"%s\" is not auto or a size (bytes, or a number with a k, m or g suffix)",
+		     config_quote(q, v));
+	else if (n < PIPE_SIZE_MAX)
+		kerr(p, "\"%s\" is below 1m, one pipe of the largest size", config_quote(q, v));
+	else
+		p->c->pipe_memory = n;
+}
+
 static void set_max_auth_failures(struct parser *p, const char *v)
 {
 	get_uint(p, v, 0, MAX_AUTH_FAILURES_MAX, &p->c->max_auth_failures);
@@ -336,6 +352,7 @@ const struct key config_main_keys[] = {
         {"max-resolving", set_max_resolving, false, 0},
         {"max-auth-failures", set_max_auth_failures, false, 0},
         {"keepalive", set_keepalive, false, 0},
+        {"pipe-memory", set_pipe_memory, false, 0},
         {NULL, NULL, false, 0},
 };
 

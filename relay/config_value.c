@@ -56,7 +56,8 @@ int config_parse_duration(const char *s, unsigned *ms)
 	return -EINVAL;
 }
 
-int config_parse_size(const char *s, unsigned *bytes)
+/* Bytes with an optional k or m (or, when `giga`, g) suffix, 1024-based. */
+static int parse_size(const char *s, uint64_t *bytes, bool giga)
 {
 	const char *end;
 	uint64_t v, mult = 1;
@@ -67,12 +68,31 @@ int config_parse_size(const char *s, unsigned *bytes)
 		mult = 1024, end++;
 	else if (*end == 'm' || *end == 'M')
 		mult = 1024 * 1024, end++;
+	else if (giga && (*end == 'g' || *end == 'G'))
+		mult = 1024 * 1024 * 1024, end++;
 	if (*end != '\0')
 		return -EINVAL;
-	if (v > UINT_MAX / mult)
+	if (v > UINT64_MAX / mult)
 		return -ERANGE;
-	*bytes = (unsigned)(v * mult);
+	*bytes = v * mult;
 	return 0;
+}
+
+int config_parse_size64(const char *s, uint64_t *bytes)
+{
+	return parse_size(s, bytes, true);
+}
+
+int config_parse_size(const char *s, unsigned *bytes)
+{
+	uint64_t v;
+	int rc = parse_size(s, &v, false);
+
+	if (rc == 0 && v > UINT_MAX)
+		rc = -ERANGE;
+	if (rc == 0)
+		*bytes = (unsigned)v;
+	return rc;
 }
 /* --- addresses and names --- */
 

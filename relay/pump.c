@@ -27,6 +27,7 @@ int buf_pool_init(struct buf_pool *bp, unsigned max_free)
 	bp->n_free = 0;
 	bp->max_free = max_free;
 	bp->in_use = 0;
+	bp->max_in_use = 0;
 	bp->gets = 0;
 	return 0;
 }
@@ -46,7 +47,11 @@ void buf_pool_destroy(struct buf_pool *bp)
 
 uint8_t *buf_pool_get(struct buf_pool *bp)
 {
-	uint8_t *b = bp->n_free ? bp->free[--bp->n_free] : malloc(PUMP_BUF_SIZE);
+	uint8_t *b;
+
+	if (bp->max_in_use && bp->in_use >= bp->max_in_use)
+		return NULL;
+	b = bp->n_free ? bp->free[--bp->n_free] : malloc(PUMP_BUF_SIZE);
 
 	if (b) {
 		bp->in_use++;

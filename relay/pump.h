@@ -63,12 +63,13 @@ struct buf_pool {
 	unsigned n_free;
 	unsigned max_free; /* cap on idle buffers kept */
 	unsigned long in_use;
-	unsigned long gets; /* buffers handed out, for the idle trim */
+	unsigned long max_in_use; /* buffers held at once (pipe-memory's share); 0: no cap */
+	unsigned long gets;       /* buffers handed out, for the idle trim */
 };
 
 int buf_pool_init(struct buf_pool *bp, unsigned max_free);
 void buf_pool_destroy(struct buf_pool *bp);
-/* A PUMP_BUF_SIZE buffer, or NULL (out of memory). */
+/* A PUMP_BUF_SIZE buffer, or NULL (out of memory, or max_in_use held). */
 uint8_t *buf_pool_get(struct buf_pool *bp);
 void buf_pool_put(struct buf_pool *bp, uint8_t *buf);
 /* Free every idle buffer (the worker calls it once the pool has been unused a while). */

@@ -18,10 +18,13 @@
  * count at one per worker, and measured the same throughput (DESIGN.md).
  *
  * Budget: PUMP_BUDGET (pump.h) bytes per wake-up, then the direction yields
- * to other connections. Out of descriptors (EMFILE/ENFILE) or pipe memory,
- * a direction copies through a pooled buffer (buf_pump()) instead of
- * dropping a connection the client was already told is up, and tries for a
- * pipe again once the buffer is empty.
+ * to other connections. Out of descriptors (EMFILE/ENFILE), of the
+ * kernel's pipe memory, or of pipe-memory (review M3: a pipe's pages are
+ * outside tcp_mem, so readers that never read could pin max-connections x 2
+ * x pipe-size), a direction copies through a pooled buffer (buf_pump())
+ * instead of dropping a connection the client was already told is up, and
+ * tries for a pipe again once the buffer is empty: a stalled direction
+ * then holds one PUMP_BUF_SIZE buffer, not a full pipe.
  */
 
 int pipe_pool_init(struct pipe_pool *pp, unsigned max_free, unsigned pipe_size)
@@ -33,6 +36,8 @@ int pipe_pool_init(struct pipe_pool *pp, unsigned max_free, unsigned pipe_size)
 	pp->max_free = max_free;
 	pp->pipe_size = pipe_size;
 	pp->in_use = 0;
+	pp->max_in_use = 0;
+	pp->over_budget = 0;
 	pp->created = 0;
 	pp->copy_fallbacks = 0;
 	pp->gets = 0;
@@ -58,6 +63,8 @@ void pipe_pool_destroy(struct pipe_pool *pp)
 
 int pipe_pool_get(struct pipe_pool *pp, int p[2])
 {
+	if (pp->max_in_use && pp->in_use >= pp->max_in_use)
+		return -ENOBUFS;
 	pp->gets++;
 	if (pp->n_free) {
 		pp->n_free--;
@@ -131,10 +138,11 @@ enum pump_next splice_pump(struct pipe_pool *pp, struct buf_pool *bp, struct pum
 		return buf_pump(bp, d, src, dst, last, 1, err);
 	if (d->pipe[0] < 0) {
 		int ret = pipe_pool_get(pp, d->pipe);
-		if (ret == -EMFILE || ret == -ENFILE || ret == -ENOMEM) {
+		if (ret == -EMFILE || ret == -ENFILE || ret == -ENOMEM || ret == -ENOBUFS) {
 			d->buf = buf_pool_get(bp);
 			if (d->buf) {
 				pp->copy_fallbacks++;
+				pp->over_budget += ret == -ENOBUFS;
 				return buf_pump(bp, d, src, dst, last, 1, err);
 			}
 		}

@@ -20,14 +20,16 @@ struct pipe_pool {
 	unsigned max_free;  /* cap on idle pipes kept */
 	unsigned pipe_size; /* capacity actually granted by F_SETPIPE_SZ */
 	unsigned long in_use;
+	unsigned long max_in_use; /* pipes held at once (pipe-memory's share); 0: no cap */
 	unsigned long created;
 	unsigned long copy_fallbacks; /* times a direction copied because no pipe could be had */
+	unsigned long over_budget;    /* ... of them because max_in_use pipes were held */
 	unsigned long gets;           /* pipes handed out, for the idle trim */
 };
 
 int pipe_pool_init(struct pipe_pool *pp, unsigned max_free, unsigned pipe_size);
 void pipe_pool_destroy(struct pipe_pool *pp);
-/* 0 with p[0], p[1] set, or -errno (EMFILE, ENFILE, ENOMEM). */
+/* 0 with p[0], p[1] set, or -errno (EMFILE, ENFILE, ENOMEM; ENOBUFS: max_in_use held). */
 int pipe_pool_get(struct pipe_pool *pp, int p[2]);
 /* `empty` is the caller's byte count == 0: only empty pipes are reused. */
 void pipe_pool_put(struct pipe_pool *pp, int p[2], bool empty);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/sysinfo.h>
 #include <unistd.h>
 
 #include "conn.h"
@@ -88,6 +89,28 @@ static const struct loop_module inbox_module = {
         .release = inbox_release,
 };
 
+/*
+ * pipe-memory, this worker's share: that many bytes of pipes at once, and as
+ * much again in buffers (review M3). Past the pipes a direction copies
+ * through a buffer; past both its relay ends (no_pipe). A pipe counts at its
+ * full size: it is held only while bytes sit in it, and may fill up.
+ */
+static void set_memory_budget(struct worker *w)
+{
+	uint64_t total = w->cfg->pipe_memory, share;
+	struct sysinfo si;
+
+	if (!total && sysinfo(&si) == 0)
+		total = (uint64_t)si.totalram * si.mem_unit / 4;
+	share = total / (uint64_t)w->srv->n_workers;
+	w->pipes.max_in_use = share / (w->pipes.pipe_size ? w->pipes.pipe_size : 65536);
+	w->bufs.max_in_use = share / PUMP_BUF_SIZE;
+	if (w->pipes.max_in_use < 2)
+		w->pipes.max_in_use = 2;
+	if (w->bufs.max_in_use < 2)
+		w->bufs.max_in_use = 2;
+}
+
 int worker_init(struct worker *w, int id, struct server *srv)
 {
 	const struct config *cfg = srv->cfg;
@@ -118,6 +141,7 @@ int worker_init(struct worker *w, int id, struct server *srv)
 		return ret;
 	if ((ret = buf_pool_init(&w->bufs, max_idle)) < 0)
 		return ret;
+	set_memory_budget(w);
 	w->event_fd = eventfd(0, EFD_CLOEXEC);
 	if (w->event_fd < 0)
 		return -errno;
@@ -379,6 +403,7 @@ static void read_stats(const struct stats_group *g, uint64_t *out)
 		const uint64_t *v = (const uint64_t *)&s;
 
 		s.copy_fallbacks = w->pipes.copy_fallbacks; /* the pool counts them */
+		s.pipe_budget = w->pipes.over_budget;
 		for (size_t k = 0; k < N_FIELDS; k++)
 			out[k] += v[k];
 		for (size_t k = 1; k < EGRESS_N; k++)

@@ -34,6 +34,7 @@ struct listener;
 	X(no_pipe, "relays ended because no pipe or buffer could be had")          \
 	X(completed, "relays ended by EOF both ways")                              \
 	X(copy_fallbacks, "directions that copied because no pipe could be had")   \
+	X(pipe_budget, "directions that copied because pipe-memory was in pipes")  \
 	X(resolve_timeouts, "names not resolved within resolve-timeout")           \
 	X(resolve_full, "lookups refused: max-resolving reached")                  \
 	X(client_gone, "clients that left while their name was being resolved")    \

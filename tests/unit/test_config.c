@@ -542,6 +542,8 @@ static void test_errors(void)
 	        {IN "allow = 192.0.2.0/24,,::1\n",
 	         "t.ini:4: [inbound s] allow: \"192.0.2.0/24,,::1\" is not a list of address/prefix "
 	         "(e.g. 192.0.2.0/24, 2001:db8::/32)\n"},
+	        {"[main]\npipe-memory = 64k\n" IN,
+	         "t.ini:2: [main] pipe-memory: \"64k\" is below 1m, one pipe of the largest size\n"},
 	        {"[main]\nkeepalive = 500ms\n" IN,
 	         "t.ini:2: [main] keepalive: \"500ms\" is below 1s, the kernel's unit for keepalive\n"},
 	        {"[main]\nmax-auth-failures = x\n" IN,
@@ -1481,6 +1483,7 @@ static void test_example_and_readme(void)
 	        "max-resolving",
 	        "max-auth-failures",
 	        "keepalive",
+	        "pipe-memory",
 	        "accept-steering",
 	        "splice",
 	        "group",

@@ -1017,6 +1017,59 @@ static void test_pump_copy_fallback_backlog(void)
 	free(dst);
 }
 
+/* max_in_use caps the pipes held at once (pipe-memory); a pipe given back frees its place. */
+static void test_pool_budget(void)
+{
+	struct pipe_pool pp;
+	int a[2], b[2];
+
+	T_EQ_INT(pipe_pool_init(&pp, 4, 0), 0);
+	pp.max_in_use = 1;
+	T_EQ_INT(pipe_pool_get(&pp, a), 0);
+	T_EQ_INT(pipe_pool_get(&pp, b), -ENOBUFS);
+	pipe_pool_put(&pp, a, true);
+	T_EQ_INT(pipe_pool_get(&pp, b), 0);
+	pipe_pool_put(&pp, b, true);
+	pipe_pool_destroy(&pp);
+}
+
+/*
+ * Past pipe-memory a direction copies through one pooled buffer instead: a
+ * stalled reader then pins 32 KiB, not a pipe (review M3). Every byte
+ * still arrives, and the direction tries for a pipe again later.
+ */
+static void test_pump_over_budget(void)
+{
+	const size_t size = 3 * (size_t)MIB + 7;
+	struct pipe_pool pp;
+	struct pump_dir d;
+	struct legs lg;
+	struct xfer x;
+	uint8_t *src = pattern(size, 4242), *dst = malloc(size);
+	int other[2];
+
+	T_EQ_INT(pipe_pool_init(&pp, 4, 0), 0);
+	pp.max_in_use = 1;
+	T_EQ_INT(pipe_pool_get(&pp, other), 0); /* the one pipe another direction holds */
+	pump_dir_init(&d);
+	T_EQ_INT(legs_open(&lg, NULL), 0);
+	xfer_init(&x, src, dst, size);
+	T_ASSERT(run(&pp, &d, &lg, &x, NULL));
+	T_EQ_INT(x.next, PUMP_DONE);
+	T_EQ_INT(x.recvd, size);
+	T_ASSERT(x.recvd == size && memcmp(src, dst, size) == 0);
+	T_ASSERT(pp.copy_fallbacks >= 1);
+	T_EQ_INT(pp.over_budget, pp.copy_fallbacks);
+	T_EQ_INT(pp.created, 1); /* no second pipe was ever made */
+	T_ASSERT(d.buf == NULL);
+	splice_dir_release(&pp, &bp, &d);
+	pipe_pool_put(&pp, other, true);
+	legs_close(&lg);
+	pipe_pool_destroy(&pp);
+	free(src);
+	free(dst);
+}
+
 /* EOF while in copy mode: DONE and a half-close, exactly as with a pipe. */
 static void test_pump_copy_fallback_eof(void)
 {
@@ -1082,6 +1135,8 @@ int main(void)
 	T_RUN(test_pool_cap);
 	T_RUN(test_pool_pipe_size);
 	T_RUN(test_pool_init_counters);
+	T_RUN(test_pool_budget);
+	T_RUN(test_pump_over_budget);
 	T_RUN(test_pump_sizes_default_pipe);
 	T_RUN(test_pump_sizes_big_pipe);
 	T_RUN(test_pump_multi_mb);
