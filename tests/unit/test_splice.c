@@ -14,6 +14,7 @@
 #include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -449,6 +450,47 @@ static void test_pool_pipe_size(void)
 	T_EQ_INT(fcntl(p[0], F_GETPIPE_SZ), 16 * sysconf(_SC_PAGESIZE));
 	pipe_pool_put(&pp, p, true);
 	pipe_pool_destroy(&pp);
+}
+
+/*
+ * An unprivileged user past pipe-user-pages-soft (64 MiB by default) gets
+ * EPERM from F_SETPIPE_SZ, and its new pipes keep a small size: the pool
+ * must then say the size they have, or the pump takes every short splice
+ * for a drained socket (review L16). Run as nobody in a child, since the
+ * suite runs as root, whom the limit does not bind.
+ */
+static void test_pool_pipe_size_denied(void)
+{
+	pid_t pid;
+	int status = 0;
+
+	if (getuid() != 0) {
+		printf("SKIP: splice/test_pool_pipe_size_denied (needs root to become nobody)\n");
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		struct pipe_pool pp = {0};
+		int p[96][2], n = 0, actual;
+
+		if (setgid(65534) || setuid(65534) || pipe_pool_init(&pp, 0, MIB))
+			_exit(2);
+		while (n < 96 && pipe_pool_get(&pp, p[n]) == 0)
+			n++;
+		actual = n ? fcntl(p[n - 1][0], F_GETPIPE_SZ) : -1;
+		/* 3: the limit never hit (more than 96 MiB allowed); 0: the pool followed the kernel */
+		if (actual == MIB)
+			_exit(3);
+		_exit(pp.pipe_size == (unsigned)actual ? 0 : 1);
+	}
+	T_ASSERT(pid > 0);
+	waitpid(pid, &status, 0);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 3) {
+		printf("SKIP: splice/test_pool_pipe_size_denied (pipe-user-pages-soft allows 96 MiB)\n");
+		return;
+	}
+	T_ASSERT(WIFEXITED(status));
+	T_EQ_INT(WEXITSTATUS(status), 0);
 }
 
 /* pipe_pool_init() must set every counter: a pool on the stack or reused after destroy. */
@@ -1134,6 +1176,7 @@ int main(void)
 	T_RUN(test_pool_nonempty_closed);
 	T_RUN(test_pool_cap);
 	T_RUN(test_pool_pipe_size);
+	T_RUN(test_pool_pipe_size_denied);
 	T_RUN(test_pool_init_counters);
 	T_RUN(test_pool_budget);
 	T_RUN(test_pump_over_budget);
