@@ -126,6 +126,12 @@ def table(path):
         return [r["gbps"] for r in tput if r["target"] == t and r["streams"] == s
                 and r["dir"] == d and "gbps" in r]
 
+    def sorted_rounds(t, s, d):
+        # one value per round, in round order, so two targets pair up round by round
+        rs = sorted((r for r in tput if r["target"] == t and r["streams"] == s and r["dir"] == d
+                     and "gbps" in r), key=lambda r: r["round"])
+        return [r["gbps"] for r in rs]
+
     out.append("Throughput, Gbit/s, median (min–max) over rounds; ×ceiling in brackets:")
     out.append("")
     out.append("| | " + " | ".join(MODE_NAME[m] for m in MODES) + " |")
@@ -210,6 +216,32 @@ def table(path):
                        f"{fmt_range(cps_of(t, m), 0)}{f' ({cerr} errors)' if cerr else ''} | "
                        f"{fmt_range(us_per_conn(t, m), 0) if t != 'none' else '—'} | "
                        f"{fmt_range(us_per_conn(t, m, 'machine_ticks'), 0)} |")
+        out.append("")
+
+    if "spliced" in proxies and "spliced-base" in proxies:
+        out.append("spliced against spliced-base (same run, interleaved; medians): new / base")
+        out.append("")
+        lines = []
+        for s, d in MODES:
+            a, b = gb("spliced", s, d), gb("spliced-base", s, d)
+            if a and b:
+                r = statistics.median(a) / statistics.median(b)
+                per = [x / y for x, y in zip(sorted_rounds("spliced", s, d), sorted_rounds("spliced-base", s, d))]
+                lines.append(f"throughput {MODE_NAME[s, d]}: {r:.3f} (per round "
+                             f"{fmt_range(per, 2)}; ≥ 0.95: {'met' if r >= 0.95 else 'NOT met'})")
+        (_, a_spg), (_, b_spg) = cpu("spliced"), cpu("spliced-base")
+        if a_spg and b_spg:
+            r = a_spg / b_spg
+            lines.append(f"CPU-s/GB {a_spg:.3f} vs {b_spg:.3f}: {r:.3f}× (≤ 1.05: "
+                         f"{'met' if r <= 1.05 else 'NOT met'})")
+        for m in modes:
+            a, b = cps_of("spliced", m), cps_of("spliced-base", m)
+            if a and b:
+                r = statistics.median(a) / statistics.median(b)
+                lines.append(f"conn/s with {mode_name(m)}: {statistics.median(a):.0f} vs "
+                             f"{statistics.median(b):.0f}/s, {r:.3f} (≥ 0.95: "
+                             f"{'met' if r >= 0.95 else 'NOT met'})")
+        out.extend(f"- {x}" for x in lines)
         out.append("")
 
     if "spliced" in proxies:
