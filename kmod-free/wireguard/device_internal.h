@@ -24,7 +24,7 @@
 #include "peer.h"
 #include "rx_split.h"
 #include "tun.h"
-#include "uapi.h"
+#include "uapi_server.h"
 
 enum {
 	TX_BATCH = OFFLOAD_MAX_SEGS, /* packets read (or cut from a TSO packet) per round */

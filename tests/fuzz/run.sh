@@ -53,7 +53,7 @@ fi
 proto_src=("$top/proto/proto.c" "$top/proto/socks5.c" "$top/proto/http_connect.c" "$top/proto/http_client.c" "$top"/lib/{base64,ct,log,sockaddr,stats}.c)
 # The WireGuard targets (fuzz_wg_*) also compile kmod-free/wireguard and tun/netlink.c, and link
 # the bundled wolfSSL (scripts/build-wolfssl, cached) or else the system one, and libmnl.
-wg_src=("$top"/kmod-free/wireguard/{allowedips,chacha,cookie,counter,crypto,index,noise,offload,peer,ratelimiter,receive,rx_split,timers,wgconf,uapi}.c "$top/tun/netlink.c")
+wg_src=("$top"/kmod-free/wireguard/{allowedips,chacha,cookie,counter,crypto,index,noise,offload,peer,ratelimiter,receive,rx_split,timers,wgconf,uapi,uapi_server}.c "$top/tun/netlink.c")
 if wolf_prefix=$("$top/scripts/build-wolfssl" --quiet 2>/dev/null) && [ -n "$wolf_prefix" ]; then
 	wg_flags=(-I"$wolf_prefix/include" "$wolf_prefix/lib/libwolfssl.a" -lmnl -lm -lpthread)
 else
