@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "device_internal.h"
+#include "log.h"
 
 /*
  * The worker loop: drain the TUN queue and both sockets until all are idle,
@@ -147,14 +148,13 @@ int wg_device_create(struct wg_device **out, const struct wgconf *conf,
 
 	ret = tun_open(&d->tun, d->name, nw, opts->offload ? TUN_VNET_HDR : 0);
 	if (ret == -EBUSY) {
-		fprintf(stderr,
-		        "%s: an interface of that name already exists; spliced creates its own "
-		        "TUN device and does not attach to another one\n",
-		        d->name);
+		log_error("%s: an interface of that name already exists; spliced creates its own "
+		          "TUN device and does not attach to another one",
+		          d->name);
 		goto fail;
 	}
 	if (ret < 0) {
-		fprintf(stderr, "%s: cannot create the TUN device: %s\n", d->name, strerror(-ret));
+		log_error("%s: cannot create the TUN device: %s", d->name, strerror(-ret));
 		goto fail;
 	}
 	for (unsigned int i = 0; i < nw; i++) {
@@ -173,8 +173,8 @@ int wg_device_create(struct wg_device **out, const struct wgconf *conf,
 		w->udp4 = wg_dev_udp_socket(AF_INET, &d->port, d->fwmark, d->gro);
 		if (w->udp4 < 0) {
 			ret = w->udp4;
-			fprintf(stderr, "%s: cannot bind UDP port %u: %s\n", d->name, d->port,
-			        strerror(-ret));
+			log_error("%s: cannot bind UDP port %u: %s", d->name, d->port,
+			          strerror(-ret));
 			goto fail;
 		}
 		w->udp6 = wg_dev_udp_socket(AF_INET6, &d->port, d->fwmark, d->gro);
@@ -206,8 +206,7 @@ int wg_device_create(struct wg_device **out, const struct wgconf *conf,
 	wg_dev_unlock(d);
 	wg_uapi_set_free(&set);
 	if (ret < 0) {
-		fprintf(stderr, "%s: applying the configuration failed: %s\n", d->name,
-		        strerror(-ret));
+		log_error("%s: applying the configuration failed: %s", d->name, strerror(-ret));
 		goto fail;
 	}
 
@@ -215,7 +214,7 @@ int wg_device_create(struct wg_device **out, const struct wgconf *conf,
 	if (ret == 0)
 		ret = netlink_link_set_up(d->tun.ifindex, true);
 	if (ret < 0) {
-		fprintf(stderr, "%s: cannot set MTU/up: %s\n", d->name, strerror(-ret));
+		log_error("%s: cannot set MTU/up: %s", d->name, strerror(-ret));
 		goto fail;
 	}
 	if (opts->routes) {
@@ -226,8 +225,7 @@ int wg_device_create(struct wg_device **out, const struct wgconf *conf,
 	d->uapi_fd = wg_uapi_listen(d->name, d->uapi_path, sizeof(d->uapi_path));
 	if (d->uapi_fd < 0) {
 		/* wg(8) will not see the device, but the tunnel itself works. */
-		fprintf(stderr, "%s: warning: no UAPI socket: %s\n", d->name,
-		        strerror(-d->uapi_fd));
+		log_warn("%s: no UAPI socket: %s", d->name, strerror(-d->uapi_fd));
 	}
 	*out = d;
 	return 0;

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* Configuring a device: set=1 requests (and the config file), get=1 snapshots, peers, routes. */
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
 #include "device_internal.h"
+#include "log.h"
 
 static struct dev_peer *find_peer(struct wg_device *d, const uint8_t *pub)
 {
@@ -214,8 +214,7 @@ int wg_dev_setup_routes(struct wg_device *d, const struct wgconf *conf)
 	for (size_t i = 0; i < conf->n_addresses; i++) {
 		ret = netlink_addr_add(d->tun.ifindex, &conf->addresses[i]);
 		if (ret < 0) {
-			fprintf(stderr, "%s: adding an address failed: %s\n", d->name,
-			        strerror(-ret));
+			log_error("%s: adding an address failed: %s", d->name, strerror(-ret));
 			return ret;
 		}
 	}
@@ -244,8 +243,7 @@ int wg_dev_setup_routes(struct wg_device *d, const struct wgconf *conf)
 			}
 			ret = add_route(d, p, table);
 			if (ret < 0 && ret != -EEXIST) {
-				fprintf(stderr, "%s: adding a route failed: %s\n", d->name,
-				        strerror(-ret));
+				log_error("%s: adding a route failed: %s", d->name, strerror(-ret));
 				return ret;
 			}
 		}

@@ -15,6 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "log.h"
+
 enum {
 	MAX_FILE = 1 << 20, /* a config with thousands of peers is still far below this */
 	MAX_LINE = 4096,
@@ -413,8 +415,7 @@ static int interface_key(struct parser *p, const char *key, char *v)
 			return fail(p, "Table: '%s' is not 'off', 'auto' or a table number", v);
 		}
 	} else if (!strcasecmp(key, "DNS") || !strcasecmp(key, "SaveConfig")) {
-		fprintf(stderr, "%s:%u: warning: %s is ignored by spliced\n", p->name, p->line,
-		        key);
+		log_warn("%s:%u: %s is ignored by spliced", p->name, p->line, key);
 	} else if (!strcasecmp(key, "PreUp") || !strcasecmp(key, "PostUp") ||
 	           !strcasecmp(key, "PreDown") || !strcasecmp(key, "PostDown")) {
 		return fail(p, "%s: shell hooks are not supported by spliced", key);
@@ -632,7 +633,7 @@ int wgconf_parse_file(struct wgconf *conf, const char *path, char *err, size_t e
 	}
 	/* wg-quick warns about world-readable private keys; so do we. */
 	if (st.st_mode & 0007)
-		fprintf(stderr, "%s: warning: file is world accessible\n", path);
+		log_warn("%s: file is world accessible", path);
 	text = malloc((size_t)st.st_size + 1);
 	if (!text) {
 		ret = -ENOMEM;

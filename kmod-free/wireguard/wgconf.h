@@ -69,7 +69,7 @@ struct wgconf {
 /*
  * Parses a wg-quick file. On failure returns -errno and writes
  * "path:line: message" into err (WGCONF_ERR_LEN bytes). Warnings (keys
- * accepted but ignored, like DNS) go to stderr.
+ * accepted but ignored, like DNS) are logged (lib/log.h).
  */
 int wgconf_parse_file(struct wgconf *conf, const char *path, char *err, size_t errlen);
 /* The same over a string; name is what error messages call the file. */
