@@ -15,9 +15,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/uio.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "device.h"
 #include "netlink.h"
 #include "offload.h"
@@ -134,13 +134,10 @@ struct wg_device {
 	struct wg_worker workers[];
 };
 
+/* The core's `now`: CLOCK_MONOTONIC in ns, sped up only by the test-only switch of `spliced wg up`. */
 static inline uint64_t wg_dev_now(const struct wg_device *d)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	/* time_scale > 1 only via the test-only switch of `spliced wg up` */
-	return ((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec) * d->time_scale;
+	return clock_ns() * d->time_scale;
 }
 
 static inline void wg_dev_lock_shared(struct wg_device *d)

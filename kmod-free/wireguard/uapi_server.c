@@ -11,8 +11,9 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "clock.h"
 
 #define UAPI_DIR "/var/run/wireguard"
 
@@ -70,10 +71,7 @@ struct client {
 
 static int64_t now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (int64_t)(clock_ns() / 1000000);
 }
 
 /* Waits until fd is ready for events or the client's time is up: 0 or -ETIMEDOUT. */
