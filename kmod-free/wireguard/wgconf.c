@@ -15,6 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base64.h"
+#include "ct.h"
 #include "log.h"
 
 enum {
@@ -29,126 +31,40 @@ enum section {
 	SEC_SPLICED,
 };
 
-/* ---- constant-time encodings ---- */
-
-/* -1 (all ones) when lo <= c <= hi, else 0; no branch depends on c. */
-static int in_range(int c, int lo, int hi)
-{
-	return ((lo - 1 - c) & (c - hi - 1)) >> 8;
-}
-
-/* Value of a base64 character, or -1; every character costs the same. */
-static int b64_value(int c)
-{
-	int v = 0, ok = 0, m;
-
-	m = in_range(c, 'A', 'Z');
-	v |= m & (c - 'A');
-	ok |= m;
-	m = in_range(c, 'a', 'z');
-	v |= m & (c - 'a' + 26);
-	ok |= m;
-	m = in_range(c, '0', '9');
-	v |= m & (c - '0' + 52);
-	ok |= m;
-	m = in_range(c, '+', '+');
-	v |= m & 62;
-	ok |= m;
-	m = in_range(c, '/', '/');
-	v |= m & 63;
-	ok |= m;
-	return v | ~ok;
-}
-
-static char b64_char(unsigned int v)
-{
-	int x = (int)v, c = 'A' + x;
-
-	/* Start from 'A' + x and shift each range onto its alphabet without branching. */
-	c += in_range(x, 26, 51) & ('a' - 'A' - 26);
-	c += in_range(x, 52, 61) & ('0' - 'A' - 52);
-	c += in_range(x, 62, 62) & ('+' - 'A' - 62);
-	c += in_range(x, 63, 63) & ('/' - 'A' - 63);
-	return (char)c;
-}
+/*
+ * Keys in constant time: base64 through lib/base64.c's _ct codec, hex with
+ * the same branch-free character mapping (lib/ct.h).
+ */
 
 int wgconf_key_from_base64(uint8_t key[WGCONF_KEY_LEN], const char *s)
 {
 	uint8_t out[WGCONF_KEY_LEN];
-	int bad = 0;
-	size_t i, o = 0;
+	size_t len = strlen(s), n = 0;
+	int ret;
 
-	if (strlen(s) != WGCONF_KEY_B64_LEN || s[WGCONF_KEY_B64_LEN - 1] != '=')
+	/* 44 characters ending in one '=' are 32 bytes; no other length or padding is a key. */
+	if (len != WGCONF_KEY_B64_LEN || s[len - 1] != '=')
 		return -EINVAL;
-	/* 40 characters carry 30 bytes; the last group "XYZ=" carries 2 more. */
-	for (i = 0; i < 40; i += 4) {
-		int a = b64_value((unsigned char)s[i]), b = b64_value((unsigned char)s[i + 1]);
-		int c = b64_value((unsigned char)s[i + 2]), d = b64_value((unsigned char)s[i + 3]);
-		unsigned int v = ((unsigned int)a << 18) | ((unsigned int)b << 12) |
-		                 ((unsigned int)c << 6) | (unsigned int)d;
-
-		bad |= a | b | c | d;
-		out[o++] = (uint8_t)(v >> 16);
-		out[o++] = (uint8_t)(v >> 8);
-		out[o++] = (uint8_t)v;
-	}
-	{
-		int a = b64_value((unsigned char)s[40]), b = b64_value((unsigned char)s[41]);
-		int c = b64_value((unsigned char)s[42]);
-		unsigned int v = ((unsigned int)a << 12) | ((unsigned int)b << 6) | (unsigned int)c;
-
-		bad |= a | b | c;
-		bad |= -(int)(v & 3); /* the two padding bits must be zero (canonical form) */
-		out[o++] = (uint8_t)(v >> 10);
-		out[o++] = (uint8_t)(v >> 2);
-	}
-	if (bad < 0) {
-		explicit_bzero(out, sizeof(out));
-		return -EINVAL;
-	}
-	memcpy(key, out, sizeof(out));
+	ret = base64_decode_ct(out, sizeof(out), s, len, &n);
+	if (ret == 0 && n == sizeof(out))
+		memcpy(key, out, sizeof(out));
 	explicit_bzero(out, sizeof(out));
-	return 0;
+	return ret == 0 && n == sizeof(out) ? 0 : -EINVAL;
 }
 
 void wgconf_key_to_base64(char out[WGCONF_KEY_B64_LEN + 1], const uint8_t key[WGCONF_KEY_LEN])
 {
-	size_t o = 0;
+	size_t n;
 
-	for (size_t i = 0; i < 30; i += 3) {
-		unsigned int v =
-		        ((unsigned int)key[i] << 16) | ((unsigned int)key[i + 1] << 8) | key[i + 2];
-
-		out[o++] = b64_char((v >> 18) & 63);
-		out[o++] = b64_char((v >> 12) & 63);
-		out[o++] = b64_char((v >> 6) & 63);
-		out[o++] = b64_char(v & 63);
-	}
-	{
-		unsigned int v = ((unsigned int)key[30] << 10) | ((unsigned int)key[31] << 2);
-
-		out[o++] = b64_char((v >> 12) & 63);
-		out[o++] = b64_char((v >> 6) & 63);
-		out[o++] = b64_char(v & 63);
-	}
-	out[o++] = '=';
-	out[o] = '\0';
+	/* cannot fail: the buffer is exactly base64_encoded_len(32) + 1 bytes */
+	base64_encode_ct(out, WGCONF_KEY_B64_LEN + 1, key, WGCONF_KEY_LEN, &n);
 }
+
+static const struct ct_range hex_digits[] = {{'0', '9', 0}, {'a', 'f', 10}, {'A', 'F', 10}};
 
 static int hex_value(int c)
 {
-	int v = 0, ok = 0, m;
-
-	m = in_range(c, '0', '9');
-	v |= m & (c - '0');
-	ok |= m;
-	m = in_range(c, 'a', 'f');
-	v |= m & (c - 'a' + 10);
-	ok |= m;
-	m = in_range(c, 'A', 'F');
-	v |= m & (c - 'A' + 10);
-	ok |= m;
-	return v | ~ok;
+	return ct_lookup(c, hex_digits, sizeof(hex_digits) / sizeof(hex_digits[0]));
 }
 
 int wgconf_key_from_hex(uint8_t key[WGCONF_KEY_LEN], const char *s)
@@ -178,7 +94,7 @@ static char hex_char(unsigned int v)
 {
 	int x = (int)v;
 
-	return (char)('0' + x + (in_range(x, 10, 15) & ('a' - '0' - 10)));
+	return (char)('0' + x + (ct_in_range(x, 10, 15) & ('a' - '0' - 10)));
 }
 
 void wgconf_key_to_hex(char out[WGCONF_KEY_HEX_LEN + 1], const uint8_t key[WGCONF_KEY_LEN])

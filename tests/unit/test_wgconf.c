@@ -48,6 +48,9 @@ static void test_key_rejects(void)
 	/* non-canonical: low padding bits set ('N' = 13, low two bits 01) */
 	T_EQ_INT(wgconf_key_from_base64(k, "YFBQhzqFx5FMIqSNqH3DW7nYFxpCGB0qXa4ePaOX5kN="),
 	         -EINVAL);
+	/* two pads: 31 bytes, not a key */
+	T_EQ_INT(wgconf_key_from_base64(k, "YFBQhzqFx5FMIqSNqH3DW7nYFxpCGB0qXa4ePaOX5k=="),
+	         -EINVAL);
 	/* 33 bytes of base64 */
 	T_EQ_INT(wgconf_key_from_base64(k, "YFBQhzqFx5FMIqSNqH3DW7nYFxpCGB0qXa4ePaOX5kMA"),
 	         -EINVAL);
