@@ -10,11 +10,7 @@
 #include <unistd.h>
 
 #include "device_internal.h"
-
-static socklen_t sa_len(const union wgconf_sockaddr *a)
-{
-	return a->sa.sa_family == AF_INET6 ? sizeof(a->in6) : sizeof(a->in4);
-}
+#include "sockaddr.h"
 
 static int sock_for(const struct wg_worker *w, const union wgconf_sockaddr *ep)
 {
@@ -26,7 +22,7 @@ void wg_dev_send_one(struct wg_worker *w, const union wgconf_sockaddr *ep, const
 {
 	int fd = sock_for(w, ep);
 
-	if (fd < 0 || sendto(fd, buf, len, 0, &ep->sa, sa_len(ep)) < 0)
+	if (fd < 0 || sendto(fd, buf, len, 0, &ep->sa, sa_len(ep->sa.sa_family)) < 0)
 		atomic_fetch_add(&w->dev->stats.tx_send_errors, 1);
 }
 
@@ -61,7 +57,7 @@ void wg_dev_send_batch(struct wg_worker *w, const union wgconf_sockaddr *ep, str
 		if (j - i > 1) {
 			char cbuf[CMSG_SPACE(sizeof(uint16_t))] = {0};
 			struct msghdr mh = {.msg_name = (void *)&ep->sa,
-			                    .msg_namelen = sa_len(ep),
+			                    .msg_namelen = sa_len(ep->sa.sa_family),
 			                    .msg_iov = &iov[i],
 			                    .msg_iovlen = j - i,
 			                    .msg_control = cbuf,
@@ -95,7 +91,7 @@ void wg_dev_send_batch(struct wg_worker *w, const union wgconf_sockaddr *ep, str
 			while (i + k < n && k < TX_BATCH && (!atomic_load(&d->gso) || k == 0)) {
 				memset(&mm[k], 0, sizeof(mm[k]));
 				mm[k].msg_hdr.msg_name = (void *)&ep->sa;
-				mm[k].msg_hdr.msg_namelen = sa_len(ep);
+				mm[k].msg_hdr.msg_namelen = sa_len(ep->sa.sa_family);
 				mm[k].msg_hdr.msg_iov = &iov[i + k];
 				mm[k].msg_hdr.msg_iovlen = 1;
 				k++;

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "sockaddr.h"
+
 static int parse_num(const char *v, unsigned long long max, unsigned long long *out)
 {
 	char *end;
@@ -248,7 +250,7 @@ __attribute__((format(printf, 2, 3))) static void sb_printf(struct sbuf *b, cons
 char *wg_uapi_format_get(const struct wg_uapi_info *info, size_t *len)
 {
 	struct sbuf b = {0};
-	char hex[WGCONF_KEY_HEX_LEN + 1], ep[80], ip[INET6_ADDRSTRLEN];
+	char hex[WGCONF_KEY_HEX_LEN + 1], ep[SA_STR_MAX], ip[INET6_ADDRSTRLEN];
 
 	if (info->has_private_key) {
 		wgconf_key_to_hex(hex, info->private_key);
@@ -268,8 +270,7 @@ char *wg_uapi_format_get(const struct wg_uapi_info *info, size_t *len)
 		}
 		sb_printf(&b, "protocol_version=1\n");
 		if (p->has_endpoint) {
-			wgconf_endpoint_format(&p->endpoint, ep, sizeof(ep));
-			sb_printf(&b, "endpoint=%s\n", ep);
+			sb_printf(&b, "endpoint=%s\n", sa_str(&p->endpoint, ep));
 		}
 		sb_printf(&b, "last_handshake_time_sec=%lld\nlast_handshake_time_nsec=%ld\n",
 		          (long long)p->last_handshake.tv_sec, p->last_handshake.tv_nsec);

@@ -2,7 +2,6 @@
 /* wg-quick style configuration files ([Interface], [Peer], [Spliced]) and key encodings. */
 #include "wgconf.h"
 
-#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +17,7 @@
 #include "base64.h"
 #include "ct.h"
 #include "log.h"
+#include "sockaddr.h"
 
 enum {
 	MAX_FILE = 1 << 20, /* a config with thousands of peers is still far below this */
@@ -115,49 +115,29 @@ bool wgconf_key_is_zero(const uint8_t key[WGCONF_KEY_LEN])
 	return acc == 0;
 }
 
-/* ---- endpoints ---- */
-
 bool wgconf_numeric_hosts_only;
 
+/* The host:port split is lib/sockaddr.c's; the host may be a name, resolved here and now. */
 int wgconf_endpoint_parse(const char *s, union wgconf_sockaddr *out)
 {
-	char buf[512];
-	char *host, *port;
+	char buf[512], port_str[8], *host;
 	struct addrinfo hints = {
 	        .ai_family = AF_UNSPEC, .ai_socktype = SOCK_DGRAM, .ai_protocol = IPPROTO_UDP};
 	struct addrinfo *res = NULL;
+	const char *why;
+	uint16_t port;
+	bool bracketed;
 	int ret;
 
 	if (strlen(s) >= sizeof(buf) || !*s)
 		return -EINVAL;
 	strcpy(buf, s);
-	if (buf[0] == '[') {
-		char *end = strchr(buf, ']');
-
-		if (!end || end[1] != ':')
-			return -EINVAL;
-		*end = '\0';
-		host = buf + 1;
-		port = end + 2;
-	} else {
-		char *colon = strrchr(buf, ':');
-
-		if (!colon || strchr(buf, ':') != colon)
-			return -EINVAL; /* a bare IPv6 address needs brackets */
-		*colon = '\0';
-		host = buf;
-		port = colon + 1;
-	}
-	if (!*host || !*port)
+	if (sa_split_hostport(buf, &host, &port, &bracketed, &why) < 0)
 		return -EINVAL;
-	for (const char *p = port; *p; p++)
-		if (!isdigit((unsigned char)*p))
-			return -EINVAL;
-	if (atol(port) > 65535 || atol(port) == 0)
-		return -EINVAL;
+	snprintf(port_str, sizeof(port_str), "%u", port);
 	if (wgconf_numeric_hosts_only)
 		hints.ai_flags |= AI_NUMERICHOST;
-	ret = getaddrinfo(host, port, &hints, &res);
+	ret = getaddrinfo(host, port_str, &hints, &res);
 	if (ret != 0)
 		return ret == EAI_SYSTEM ? -errno : -EHOSTUNREACH;
 	memset(out, 0, sizeof(*out));
@@ -170,23 +150,6 @@ int wgconf_endpoint_parse(const char *s, union wgconf_sockaddr *out)
 	freeaddrinfo(res);
 	return ret;
 }
-
-void wgconf_endpoint_format(const union wgconf_sockaddr *ep, char *out, size_t len)
-{
-	char ip[INET6_ADDRSTRLEN];
-
-	if (ep->sa.sa_family == AF_INET) {
-		inet_ntop(AF_INET, &ep->in4.sin_addr, ip, sizeof(ip));
-		snprintf(out, len, "%s:%u", ip, ntohs(ep->in4.sin_port));
-	} else if (ep->sa.sa_family == AF_INET6) {
-		inet_ntop(AF_INET6, &ep->in6.sin6_addr, ip, sizeof(ip));
-		snprintf(out, len, "[%s]:%u", ip, ntohs(ep->in6.sin6_port));
-	} else {
-		snprintf(out, len, "(none)");
-	}
-}
-
-/* ---- the parser ---- */
 
 struct parser {
 	struct wgconf *conf;
