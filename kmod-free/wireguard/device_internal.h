@@ -23,6 +23,7 @@
 #include "offload.h"
 #include "peer.h"
 #include "rx_split.h"
+#include "stats.h"
 #include "tun.h"
 #include "uapi_server.h"
 
@@ -124,6 +125,8 @@ struct wg_device {
 	atomic_bool dump_stats;
 	int ready_fd;
 	struct dev_stats stats;
+	struct stats_group stats_group; /* "wireguard NAME" (device.c) */
+	char stats_name[IFNAMSIZ + 16];
 	/* routes and rules installed at start, removed at exit */
 	size_t n_routes;
 	struct netlink_prefix *routes;
