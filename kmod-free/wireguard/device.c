@@ -14,6 +14,7 @@
 #include "device_internal.h"
 #include "log.h"
 #include "stats.h"
+#include "thread.h"
 
 /*
  * The worker loop: drain the TUN queue and both sockets until all are idle,
@@ -354,18 +355,14 @@ int wg_device_run(struct wg_device *d)
 		return -errno;
 	timerfd_settime(tfd, 0, &its, NULL);
 	for (unsigned int i = 0; i < d->nworkers; i++) {
-		ret = pthread_create(&d->workers[i].thread, NULL, worker_main, &d->workers[i]);
+		ret = thread_start(&d->workers[i].thread, worker_main, &d->workers[i],
+		                   "spliced-wg%u", i);
 		if (ret) {
-			ret = -ret;
 			atomic_store(&d->stopping, true);
 			wg_device_stop(d);
 			break;
 		}
 		d->workers[i].started = true;
-		char name[16]; /* the kernel's limit, NUL included */
-		/* % 10000: four digits fit the limit (and keep -Wformat-truncation quiet) */
-		snprintf(name, sizeof(name), "spliced-wg%u", i % 10000);
-		pthread_setname_np(d->workers[i].thread, name);
 	}
 	if (ret == 0 && d->ready_fd >= 0) {
 		char c = 1;
