@@ -9,7 +9,8 @@
 
 #include "device_internal.h"
 
-static bool sa_equal(const union wgconf_sockaddr *a, const struct sockaddr *b)
+/* Address and port equal (the roaming check; a is a peer endpoint, b a datagram source). */
+static bool same_endpoint(const union wgconf_sockaddr *a, const struct sockaddr *b)
 {
 	if (a->sa.sa_family != b->sa_family)
 		return false;
@@ -38,7 +39,7 @@ static void tun_write(struct wg_worker *w, uint8_t *pkt, size_t len)
 /* Roaming: the latest authenticated source is where we answer. Peer's lock or exclusive. */
 static void roam(struct dev_peer *p, const union wgconf_sockaddr *src, socklen_t len)
 {
-	if (!p->has_endpoint || !sa_equal(&p->endpoint, &src->sa)) {
+	if (!p->has_endpoint || !same_endpoint(&p->endpoint, &src->sa)) {
 		memset(&p->endpoint, 0, sizeof(p->endpoint));
 		memcpy(&p->endpoint, src, len < sizeof(*src) ? len : sizeof(*src));
 		p->has_endpoint = true;
