@@ -11,12 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "chacha.h"
+#include "clock.h"
 #include "crypto.h"
 #include "device.h"
+#include "log.h"
 #include "netlink.h"
 #include "wgconf.h"
 
@@ -44,7 +45,7 @@ static void usage(FILE *f)
 	        "  speed                  one-core ChaCha20-Poly1305 seal speed of the linked crypto\n"
 	        "\n"
 	        "Once up, `wg show NAME` and `wg set NAME ...` work through\n"
-	        "/var/run/wireguard/NAME.sock. SIGUSR1 prints the drop counters to stderr.\n");
+	        "/var/run/wireguard/NAME.sock. SIGUSR1 logs the drop counters to stderr.\n");
 }
 
 static int print_key(const uint8_t key[WG_KEY_LEN])
@@ -63,11 +64,10 @@ static int cmd_genkey(bool psk)
 	int ret;
 
 	if (isatty(STDOUT_FILENO))
-		fprintf(stderr, "warning: writing a %s key to a terminal\n",
-		        psk ? "preshared" : "private");
+		log_warn("writing a %s key to a terminal", psk ? "preshared" : "private");
 	ret = psk ? wg_random(k, sizeof(k)) : wg_x25519_generate(k);
 	if (ret < 0) {
-		fprintf(stderr, "spliced wg: cannot get random bytes: %s\n", strerror(-ret));
+		log_error("wg: cannot get random bytes: %s", strerror(-ret));
 		return 1;
 	}
 	ret = print_key(k);
@@ -83,18 +83,17 @@ static int cmd_pubkey(void)
 	int ret = 1;
 
 	if (!fgets(line, sizeof(line), stdin)) {
-		fprintf(stderr, "spliced wg pubkey: no key on stdin\n");
+		log_error("wg pubkey: no key on stdin");
 		return 1;
 	}
 	n = strcspn(line, "\r\n");
 	line[n] = '\0';
 	if (wgconf_key_from_base64(priv, line) < 0) {
-		fprintf(stderr,
-		        "spliced wg pubkey: private key on stdin is not 32 bytes of base64\n");
+		log_error("wg pubkey: private key on stdin is not 32 bytes of base64");
 		goto out;
 	}
 	if (wg_x25519_public(pub, priv) < 0) {
-		fprintf(stderr, "spliced wg pubkey: cannot derive the public key\n");
+		log_error("wg pubkey: cannot derive the public key");
 		goto out;
 	}
 	ret = print_key(pub);
@@ -108,11 +107,9 @@ out:
 static double aead_rate(bool seal, uint8_t *buf, const uint8_t *key)
 {
 	enum { PKT = 1420, ROUNDS = 2048 };
-	struct timespec a, b;
-	uint64_t n = 0;
+	uint64_t n = 0, start = clock_ns();
 	double secs;
 
-	clock_gettime(CLOCK_MONOTONIC, &a);
 	do {
 		for (int i = 0; i < ROUNDS; i++, n++) {
 			if (seal)
@@ -121,8 +118,7 @@ static double aead_rate(bool seal, uint8_t *buf, const uint8_t *key)
 			                       PKT + WG_AEAD_TAG_LEN, NULL, 0, 0, key))
 				return 0; /* cannot happen: buf was sealed with nonce 0 */
 		}
-		clock_gettime(CLOCK_MONOTONIC, &b);
-		secs = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
+		secs = (double)(clock_ns() - start) / 1e9;
 	} while (secs < 1.0);
 	return (double)n * PKT * 8 / secs / 1e9;
 }
@@ -190,12 +186,12 @@ static int daemonize_and_run(const struct wgconf *conf, struct wg_device_opts *o
 	char c;
 
 	if (pipe2(p, O_CLOEXEC) < 0) {
-		perror("spliced wg up: pipe");
+		log_error("wg up: pipe: %s", strerror(errno));
 		return 1;
 	}
 	pid = fork();
 	if (pid < 0) {
-		perror("spliced wg up: fork");
+		log_error("wg up: fork: %s", strerror(errno));
 		return 1;
 	}
 	if (pid == 0) {
@@ -242,9 +238,7 @@ static int cmd_up(int argc, char **argv)
 		switch (c) {
 		case 'n':
 			if (!*optarg || strlen(optarg) >= IFNAMSIZ) {
-				fprintf(stderr,
-				        "spliced wg up: --name: '%s' is not 1-15 characters\n",
-				        optarg);
+				log_error("wg up: --name: '%s' is not 1-15 characters", optarg);
 				return 2;
 			}
 			snprintf(name, sizeof(name), "%s", optarg);
@@ -255,8 +249,7 @@ static int cmd_up(int argc, char **argv)
 		case 'w':
 			opts.workers = (unsigned int)atoi(optarg);
 			if (opts.workers < 1 || opts.workers > WGCONF_MAX_WORKERS) {
-				fprintf(stderr, "spliced wg up: --workers: 1-%d\n",
-				        WGCONF_MAX_WORKERS);
+				log_error("wg up: --workers: 1-%d", WGCONF_MAX_WORKERS);
 				return 2;
 			}
 			break;
@@ -270,20 +263,16 @@ static int cmd_up(int argc, char **argv)
 		case 'T':
 			/* Shortens every protocol timer; never something to set by accident. */
 			if (!getenv(TEST_KNOB_ENV) || strcmp(getenv(TEST_KNOB_ENV), "1")) {
-				fprintf(stderr,
-				        "spliced wg up: --unsafe-test-time-scale needs %s=1\n",
-				        TEST_KNOB_ENV);
+				log_error("wg up: --unsafe-test-time-scale needs %s=1",
+				          TEST_KNOB_ENV);
 				return 2;
 			}
 			opts.time_scale = (unsigned int)atoi(optarg);
 			if (opts.time_scale < 1 || opts.time_scale > 1000) {
-				fprintf(stderr,
-				        "spliced wg up: --unsafe-test-time-scale: 1-1000\n");
+				log_error("wg up: --unsafe-test-time-scale: 1-1000");
 				return 2;
 			}
-			fprintf(stderr,
-			        "spliced wg: WARNING: protocol clock runs %ux faster (test only)\n",
-			        opts.time_scale);
+			log_warn("wg: protocol clock runs %ux faster (test only)", opts.time_scale);
 			break;
 		case 'h':
 			usage(stdout);
@@ -300,15 +289,14 @@ static int cmd_up(int argc, char **argv)
 	file = argv[optind];
 	ret = wgconf_parse_file(&conf, file, err, sizeof(err));
 	if (ret < 0) {
-		fprintf(stderr, "%s\n", err);
+		log_error("%s", err);
 		return 1;
 	}
 	if (!*name)
 		snprintf(name, sizeof(name), "%s", conf.name);
 	if (!*name && wgconf_name_from_path(file, name) < 0) {
-		fprintf(stderr,
-		        "%s: cannot derive an interface name from the file name; use --name\n",
-		        file);
+		log_error("%s: cannot derive an interface name from the file name; use --name",
+		          file);
 		wgconf_free(&conf);
 		return 1;
 	}
@@ -333,12 +321,12 @@ static int cmd_down(int argc, char **argv)
 	}
 	idx = if_nametoindex(argv[1]);
 	if (!idx) {
-		fprintf(stderr, "spliced wg down: %s: no such interface\n", argv[1]);
+		log_error("wg down: %s: no such interface", argv[1]);
 		return 1;
 	}
 	ret = netlink_link_del((int)idx);
 	if (ret < 0) {
-		fprintf(stderr, "spliced wg down: %s: %s\n", argv[1], strerror(-ret));
+		log_error("wg down: %s: %s", argv[1], strerror(-ret));
 		return 1;
 	}
 	return 0;
@@ -364,7 +352,7 @@ int wg_main(int argc, char **argv)
 		return cmd_speed();
 	if (!strcmp(cmd, "down"))
 		return cmd_down(argc - 1, argv + 1);
-	fprintf(stderr, "spliced wg: unknown command '%s'\n", cmd);
+	log_error("wg: unknown command '%s'", cmd);
 	usage(stderr);
 	return 2;
 }

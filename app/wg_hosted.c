@@ -9,6 +9,7 @@
 
 #include "device.h"
 #include "log.h"
+#include "thread.h"
 #include "wgconf.h"
 #include "wg_hosted.h"
 
@@ -110,13 +111,12 @@ int wg_hosted_run(struct wg_hosted *h)
 	for (size_t i = 0; h && i < h->n; i++) {
 		struct wg_hosted_dev *d = &h->v[i];
 
-		ret = -pthread_create(&d->thread, NULL, run, d);
+		ret = thread_start(&d->thread, run, d, "spliced-wg");
 		if (ret < 0) {
 			log_error("wireguard: cannot start a device thread: %s", strerror(-ret));
 			return ret;
 		}
 		d->running = true;
-		pthread_setname_np(d->thread, "spliced-wg");
 	}
 	return 0;
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Base64 (RFC 4648 section 4, standard alphabet, padded): strict decode and encode. */
+/* Base64 (RFC 4648 section 4, standard alphabet, padded): strict decode and encode, constant-time variants. */
 #ifndef SPLICED_BASE64_H
 #define SPLICED_BASE64_H
 
@@ -34,5 +34,15 @@ int base64_encode(char *out, size_t cap, const void *in, size_t len, size_t *out
  * bounds; on error `out` may hold a partial result (wipe it if secret).
  */
 int base64_decode(uint8_t *out, size_t cap, const char *in, size_t len, size_t *out_len);
+
+/*
+ * The same, for secrets (keys, passwords): the time taken depends on len and
+ * the padding (so on the decoded length) only, never on the other bytes; a
+ * bad character does not end the decode early. The plain functions above
+ * share this implementation today; code handling a secret calls these, so
+ * that a faster plain codec can never leak one.
+ */
+int base64_encode_ct(char *out, size_t cap, const void *in, size_t len, size_t *out_len);
+int base64_decode_ct(uint8_t *out, size_t cap, const char *in, size_t len, size_t *out_len);
 
 #endif

@@ -14,6 +14,7 @@
 #include "listener.h"
 #include "log.h"
 #include "resolve.h"
+#include "thread.h"
 #include "worker.h"
 
 enum worker_limits {
@@ -326,15 +327,7 @@ static void *worker_main(void *arg)
 
 int worker_start(struct worker *w)
 {
-	char name[16]; /* the kernel's limit, NUL included */
-	int ret = pthread_create(&w->thread, NULL, worker_main, w);
-
-	if (ret == 0) {
-		/* `top -H`, `ps -L` and perf then tell the workers apart. */
-		snprintf(name, sizeof(name), "spliced-w%d", w->id);
-		pthread_setname_np(w->thread, name);
-	}
-	return -ret;
+	return thread_start(&w->thread, worker_main, w, "spliced-w%d", w->id);
 }
 
 /* Main thread, after the worker thread has ended (or never started). */

@@ -38,7 +38,7 @@ static void init_state(uint32_t s[16], const uint8_t key[32], uint64_t nonce, ui
 	s[15] = (uint32_t)(nonce >> 32);
 }
 
-/* ---- the portable reference, eight blocks in a row (tests and CPUs without AVX2) ---- */
+/* The portable reference, eight blocks in a row (tests and CPUs without AVX2). */
 
 static uint32_t rotl32(uint32_t v, int n)
 {
@@ -87,7 +87,7 @@ static void blocks8_ref(const uint32_t s[16], const uint8_t *in, uint8_t *out)
 
 #undef QR
 
-/* ---- AVX2 and AVX-512VL builds of the same routine ---- */
+/* AVX2 and AVX-512VL builds of the same routine. */
 
 #define CHACHA_FN     blocks8_avx2
 #define CHACHA_TARGET __attribute__((target("avx2")))

@@ -23,7 +23,7 @@ struct wg_device_opts {
 /*
  * Creates the TUN interface, applies the configuration (keys, peers, MTU,
  * addresses, routes), binds the UDP sockets and opens the UAPI socket.
- * Returns 0 or -errno with a message on stderr.
+ * Returns 0 or -errno, having logged why (lib/log.h).
  */
 int wg_device_create(struct wg_device **out, const struct wgconf *conf,
                      const struct wg_device_opts *opts);
@@ -31,7 +31,7 @@ int wg_device_create(struct wg_device **out, const struct wgconf *conf,
 int wg_device_run(struct wg_device *d);
 /* Async-signal-safe: asks wg_device_run() to return. */
 void wg_device_stop(struct wg_device *d);
-/* Async-signal-safe: prints the drop and traffic counters to stderr at the next control tick. */
+/* Async-signal-safe: logs the drop and traffic counters at the next control tick. */
 void wg_device_dump_stats(struct wg_device *d);
 /* Removes routes and rules it installed, the UAPI socket and the interface; wipes keys. */
 void wg_device_destroy(struct wg_device *d);

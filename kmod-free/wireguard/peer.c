@@ -13,8 +13,6 @@ static void default_realtime(struct timespec *ts)
 	clock_gettime(CLOCK_REALTIME, ts);
 }
 
-/* ---- identity ---- */
-
 int wg_identity_init(struct wg_identity *id)
 {
 	int ret;
@@ -126,8 +124,6 @@ uint64_t wg_identity_tick(struct wg_identity *id, uint64_t now,
 	}
 	return next;
 }
-
-/* ---- peers ---- */
 
 int wg_peer_init(struct wg_peer *peer, struct wg_identity *id, const uint8_t pub[WG_KEY_LEN])
 {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The cross-platform userspace API (wg(8)'s get=1/set=1 over /var/run/wireguard/<name>.sock). */
+/* The cross-platform userspace API as text: parsing set=1, formatting get=1 (sans-I/O). */
 #ifndef SPLICED_WG_UAPI_H
 #define SPLICED_WG_UAPI_H
 
@@ -65,13 +65,6 @@ struct wg_uapi_info {
 	struct wg_uapi_peer_info *peers;
 };
 
-/* What the socket server calls; both return 0 or -errno (sent back as errno=N). */
-struct wg_uapi_ops {
-	int (*get)(void *ctx, struct wg_uapi_info *out); /* out is freed by wg_uapi_info_free */
-	int (*set)(void *ctx, const struct wg_uapi_set *req);
-	void *ctx;
-};
-
 /* Parses the body of a set=1 request (the lines after "set=1", up to the blank line). */
 int wg_uapi_parse_set(struct wg_uapi_set *out, const char *body);
 void wg_uapi_set_free(struct wg_uapi_set *s);
@@ -81,20 +74,5 @@ int wg_uapi_set_from_conf(struct wg_uapi_set *out, const struct wgconf *conf);
 /* Formats a get=1 reply, "errno=0\n\n" included. Returns a malloc'd string or NULL. */
 char *wg_uapi_format_get(const struct wg_uapi_info *info, size_t *len);
 void wg_uapi_info_free(struct wg_uapi_info *info);
-
-/*
- * Creates /var/run/wireguard/<name>.sock (mode 0600, directory 0755),
- * replacing a stale socket but refusing one a live process still serves.
- * Returns the listening fd (non-blocking) or -errno.
- */
-int wg_uapi_listen(const char *name, char *path, size_t pathlen);
-/*
- * Serves one client on a connected fd until it closes, sends garbage or
- * timeout_ms have passed in all: reads requests, answers each. The caller
- * (the device's control thread, which also runs the timers) waits at most
- * that long however slowly the client sends or reads (review L10); fd is
- * made non-blocking.
- */
-void wg_uapi_serve(int fd, const struct wg_uapi_ops *ops, unsigned int timeout_ms);
 
 #endif

@@ -2,7 +2,6 @@
 /* wg-quick style configuration files ([Interface], [Peer], [Spliced]) and key encodings. */
 #include "wgconf.h"
 
-#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -14,6 +13,11 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "base64.h"
+#include "ct.h"
+#include "log.h"
+#include "sockaddr.h"
 
 enum {
 	MAX_FILE = 1 << 20, /* a config with thousands of peers is still far below this */
@@ -27,126 +31,40 @@ enum section {
 	SEC_SPLICED,
 };
 
-/* ---- constant-time encodings ---- */
-
-/* -1 (all ones) when lo <= c <= hi, else 0; no branch depends on c. */
-static int in_range(int c, int lo, int hi)
-{
-	return ((lo - 1 - c) & (c - hi - 1)) >> 8;
-}
-
-/* Value of a base64 character, or -1; every character costs the same. */
-static int b64_value(int c)
-{
-	int v = 0, ok = 0, m;
-
-	m = in_range(c, 'A', 'Z');
-	v |= m & (c - 'A');
-	ok |= m;
-	m = in_range(c, 'a', 'z');
-	v |= m & (c - 'a' + 26);
-	ok |= m;
-	m = in_range(c, '0', '9');
-	v |= m & (c - '0' + 52);
-	ok |= m;
-	m = in_range(c, '+', '+');
-	v |= m & 62;
-	ok |= m;
-	m = in_range(c, '/', '/');
-	v |= m & 63;
-	ok |= m;
-	return v | ~ok;
-}
-
-static char b64_char(unsigned int v)
-{
-	int x = (int)v, c = 'A' + x;
-
-	/* Start from 'A' + x and shift each range onto its alphabet without branching. */
-	c += in_range(x, 26, 51) & ('a' - 'A' - 26);
-	c += in_range(x, 52, 61) & ('0' - 'A' - 52);
-	c += in_range(x, 62, 62) & ('+' - 'A' - 62);
-	c += in_range(x, 63, 63) & ('/' - 'A' - 63);
-	return (char)c;
-}
+/*
+ * Keys in constant time: base64 through lib/base64.c's _ct codec, hex with
+ * the same branch-free character mapping (lib/ct.h).
+ */
 
 int wgconf_key_from_base64(uint8_t key[WGCONF_KEY_LEN], const char *s)
 {
 	uint8_t out[WGCONF_KEY_LEN];
-	int bad = 0;
-	size_t i, o = 0;
+	size_t len = strlen(s), n = 0;
+	int ret;
 
-	if (strlen(s) != WGCONF_KEY_B64_LEN || s[WGCONF_KEY_B64_LEN - 1] != '=')
+	/* 44 characters ending in one '=' are 32 bytes; no other length or padding is a key. */
+	if (len != WGCONF_KEY_B64_LEN || s[len - 1] != '=')
 		return -EINVAL;
-	/* 40 characters carry 30 bytes; the last group "XYZ=" carries 2 more. */
-	for (i = 0; i < 40; i += 4) {
-		int a = b64_value((unsigned char)s[i]), b = b64_value((unsigned char)s[i + 1]);
-		int c = b64_value((unsigned char)s[i + 2]), d = b64_value((unsigned char)s[i + 3]);
-		unsigned int v = ((unsigned int)a << 18) | ((unsigned int)b << 12) |
-		                 ((unsigned int)c << 6) | (unsigned int)d;
-
-		bad |= a | b | c | d;
-		out[o++] = (uint8_t)(v >> 16);
-		out[o++] = (uint8_t)(v >> 8);
-		out[o++] = (uint8_t)v;
-	}
-	{
-		int a = b64_value((unsigned char)s[40]), b = b64_value((unsigned char)s[41]);
-		int c = b64_value((unsigned char)s[42]);
-		unsigned int v = ((unsigned int)a << 12) | ((unsigned int)b << 6) | (unsigned int)c;
-
-		bad |= a | b | c;
-		bad |= -(int)(v & 3); /* the two padding bits must be zero (canonical form) */
-		out[o++] = (uint8_t)(v >> 10);
-		out[o++] = (uint8_t)(v >> 2);
-	}
-	if (bad < 0) {
-		explicit_bzero(out, sizeof(out));
-		return -EINVAL;
-	}
-	memcpy(key, out, sizeof(out));
+	ret = base64_decode_ct(out, sizeof(out), s, len, &n);
+	if (ret == 0 && n == sizeof(out))
+		memcpy(key, out, sizeof(out));
 	explicit_bzero(out, sizeof(out));
-	return 0;
+	return ret == 0 && n == sizeof(out) ? 0 : -EINVAL;
 }
 
 void wgconf_key_to_base64(char out[WGCONF_KEY_B64_LEN + 1], const uint8_t key[WGCONF_KEY_LEN])
 {
-	size_t o = 0;
+	size_t n;
 
-	for (size_t i = 0; i < 30; i += 3) {
-		unsigned int v =
-		        ((unsigned int)key[i] << 16) | ((unsigned int)key[i + 1] << 8) | key[i + 2];
-
-		out[o++] = b64_char((v >> 18) & 63);
-		out[o++] = b64_char((v >> 12) & 63);
-		out[o++] = b64_char((v >> 6) & 63);
-		out[o++] = b64_char(v & 63);
-	}
-	{
-		unsigned int v = ((unsigned int)key[30] << 10) | ((unsigned int)key[31] << 2);
-
-		out[o++] = b64_char((v >> 12) & 63);
-		out[o++] = b64_char((v >> 6) & 63);
-		out[o++] = b64_char(v & 63);
-	}
-	out[o++] = '=';
-	out[o] = '\0';
+	/* cannot fail: the buffer is exactly base64_encoded_len(32) + 1 bytes */
+	base64_encode_ct(out, WGCONF_KEY_B64_LEN + 1, key, WGCONF_KEY_LEN, &n);
 }
+
+static const struct ct_range hex_digits[] = {{'0', '9', 0}, {'a', 'f', 10}, {'A', 'F', 10}};
 
 static int hex_value(int c)
 {
-	int v = 0, ok = 0, m;
-
-	m = in_range(c, '0', '9');
-	v |= m & (c - '0');
-	ok |= m;
-	m = in_range(c, 'a', 'f');
-	v |= m & (c - 'a' + 10);
-	ok |= m;
-	m = in_range(c, 'A', 'F');
-	v |= m & (c - 'A' + 10);
-	ok |= m;
-	return v | ~ok;
+	return ct_lookup(c, hex_digits, sizeof(hex_digits) / sizeof(hex_digits[0]));
 }
 
 int wgconf_key_from_hex(uint8_t key[WGCONF_KEY_LEN], const char *s)
@@ -176,7 +94,7 @@ static char hex_char(unsigned int v)
 {
 	int x = (int)v;
 
-	return (char)('0' + x + (in_range(x, 10, 15) & ('a' - '0' - 10)));
+	return (char)('0' + x + (ct_in_range(x, 10, 15) & ('a' - '0' - 10)));
 }
 
 void wgconf_key_to_hex(char out[WGCONF_KEY_HEX_LEN + 1], const uint8_t key[WGCONF_KEY_LEN])
@@ -197,49 +115,29 @@ bool wgconf_key_is_zero(const uint8_t key[WGCONF_KEY_LEN])
 	return acc == 0;
 }
 
-/* ---- endpoints ---- */
-
 bool wgconf_numeric_hosts_only;
 
+/* The host:port split is lib/sockaddr.c's; the host may be a name, resolved here and now. */
 int wgconf_endpoint_parse(const char *s, union wgconf_sockaddr *out)
 {
-	char buf[512];
-	char *host, *port;
+	char buf[512], port_str[8], *host;
 	struct addrinfo hints = {
 	        .ai_family = AF_UNSPEC, .ai_socktype = SOCK_DGRAM, .ai_protocol = IPPROTO_UDP};
 	struct addrinfo *res = NULL;
+	const char *why;
+	uint16_t port;
+	bool bracketed;
 	int ret;
 
 	if (strlen(s) >= sizeof(buf) || !*s)
 		return -EINVAL;
 	strcpy(buf, s);
-	if (buf[0] == '[') {
-		char *end = strchr(buf, ']');
-
-		if (!end || end[1] != ':')
-			return -EINVAL;
-		*end = '\0';
-		host = buf + 1;
-		port = end + 2;
-	} else {
-		char *colon = strrchr(buf, ':');
-
-		if (!colon || strchr(buf, ':') != colon)
-			return -EINVAL; /* a bare IPv6 address needs brackets */
-		*colon = '\0';
-		host = buf;
-		port = colon + 1;
-	}
-	if (!*host || !*port)
+	if (sa_split_hostport(buf, &host, &port, &bracketed, &why) < 0)
 		return -EINVAL;
-	for (const char *p = port; *p; p++)
-		if (!isdigit((unsigned char)*p))
-			return -EINVAL;
-	if (atol(port) > 65535 || atol(port) == 0)
-		return -EINVAL;
+	snprintf(port_str, sizeof(port_str), "%u", port);
 	if (wgconf_numeric_hosts_only)
 		hints.ai_flags |= AI_NUMERICHOST;
-	ret = getaddrinfo(host, port, &hints, &res);
+	ret = getaddrinfo(host, port_str, &hints, &res);
 	if (ret != 0)
 		return ret == EAI_SYSTEM ? -errno : -EHOSTUNREACH;
 	memset(out, 0, sizeof(*out));
@@ -252,23 +150,6 @@ int wgconf_endpoint_parse(const char *s, union wgconf_sockaddr *out)
 	freeaddrinfo(res);
 	return ret;
 }
-
-void wgconf_endpoint_format(const union wgconf_sockaddr *ep, char *out, size_t len)
-{
-	char ip[INET6_ADDRSTRLEN];
-
-	if (ep->sa.sa_family == AF_INET) {
-		inet_ntop(AF_INET, &ep->in4.sin_addr, ip, sizeof(ip));
-		snprintf(out, len, "%s:%u", ip, ntohs(ep->in4.sin_port));
-	} else if (ep->sa.sa_family == AF_INET6) {
-		inet_ntop(AF_INET6, &ep->in6.sin6_addr, ip, sizeof(ip));
-		snprintf(out, len, "[%s]:%u", ip, ntohs(ep->in6.sin6_port));
-	} else {
-		snprintf(out, len, "(none)");
-	}
-}
-
-/* ---- the parser ---- */
 
 struct parser {
 	struct wgconf *conf;
@@ -413,8 +294,7 @@ static int interface_key(struct parser *p, const char *key, char *v)
 			return fail(p, "Table: '%s' is not 'off', 'auto' or a table number", v);
 		}
 	} else if (!strcasecmp(key, "DNS") || !strcasecmp(key, "SaveConfig")) {
-		fprintf(stderr, "%s:%u: warning: %s is ignored by spliced\n", p->name, p->line,
-		        key);
+		log_warn("%s:%u: %s is ignored by spliced", p->name, p->line, key);
 	} else if (!strcasecmp(key, "PreUp") || !strcasecmp(key, "PostUp") ||
 	           !strcasecmp(key, "PreDown") || !strcasecmp(key, "PostDown")) {
 		return fail(p, "%s: shell hooks are not supported by spliced", key);
@@ -632,7 +512,7 @@ int wgconf_parse_file(struct wgconf *conf, const char *path, char *err, size_t e
 	}
 	/* wg-quick warns about world-readable private keys; so do we. */
 	if (st.st_mode & 0007)
-		fprintf(stderr, "%s: warning: file is world accessible\n", path);
+		log_warn("%s: file is world accessible", path);
 	text = malloc((size_t)st.st_size + 1);
 	if (!text) {
 		ret = -ENOMEM;

@@ -69,7 +69,7 @@ struct wgconf {
 /*
  * Parses a wg-quick file. On failure returns -errno and writes
  * "path:line: message" into err (WGCONF_ERR_LEN bytes). Warnings (keys
- * accepted but ignored, like DNS) go to stderr.
+ * accepted but ignored, like DNS) are logged (lib/log.h).
  */
 int wgconf_parse_file(struct wgconf *conf, const char *path, char *err, size_t errlen);
 /* The same over a string; name is what error messages call the file. */
@@ -81,15 +81,14 @@ void wgconf_free(struct wgconf *conf);
 /* Interface name from a path: "/etc/wireguard/wg0.conf" -> "wg0". -EINVAL if not a valid name. */
 int wgconf_name_from_path(const char *path, char name[16]);
 
-/* Parses "host:port", "[v6]:port"; host may be a name (resolved now). */
+/* Parses "host:port", "[v6]:port" (brackets allowed around any host); a name is resolved now. */
 int wgconf_endpoint_parse(const char *s, union wgconf_sockaddr *out);
 /*
  * Set by fuzz targets: endpoint hosts must be numeric addresses (a name is
  * -EHOSTUNREACH), so arbitrary input never sends a DNS query.
  */
 extern bool wgconf_numeric_hosts_only;
-/* Formats an endpoint as "a.b.c.d:port" or "[v6]:port". */
-void wgconf_endpoint_format(const union wgconf_sockaddr *ep, char *out, size_t len);
+/* An endpoint prints with lib/sockaddr.h's sa_str(): "a.b.c.d:port" or "[v6]:port". */
 
 /* Constant-time key encodings, as wg(8) writes them. from_* return 0 or -EINVAL. */
 int wgconf_key_from_base64(uint8_t key[WGCONF_KEY_LEN], const char *s);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* libFuzzer target: the UAPI set=1 parser, get=1 formatting of what it parsed, and the socket server. */
 #include "fuzz.h"
-#include "uapi.h"
+#include "uapi_server.h"
 
 #include <errno.h>
 #include <sys/socket.h>

@@ -36,7 +36,7 @@ all=(
 	base64
 	wg_receive
 	wg_rx_split
-	wg_offload
+	offload
 	wg_conf
 	wg_uapi
 	config
@@ -55,13 +55,15 @@ fi
 proto_src=("$top/proto/proto.c" "$top/proto/socks5.c" "$top/proto/http_connect.c" "$top/proto/http_client.c" "$top"/lib/{base64,ct,log,sockaddr,stats}.c)
 # The WireGuard targets (fuzz_wg_*) also compile kmod-free/wireguard and tun/netlink.c, and link
 # the bundled wolfSSL (scripts/build-wolfssl, cached) or else the system one, and libmnl.
-wg_src=("$top"/kmod-free/wireguard/{allowedips,chacha,cookie,counter,crypto,index,noise,offload,peer,ratelimiter,receive,rx_split,timers,wgconf,uapi}.c "$top/tun/netlink.c")
+wg_src=("$top"/kmod-free/wireguard/{allowedips,chacha,cookie,counter,crypto,index,noise,peer,ratelimiter,receive,rx_split,timers,wgconf,uapi,uapi_server}.c "$top/tun/netlink.c")
 if wolf_prefix=$("$top/scripts/build-wolfssl" --quiet 2>/dev/null) && [ -n "$wolf_prefix" ]; then
 	wg_flags=(-I"$wolf_prefix/include" "$wolf_prefix/lib/libwolfssl.a" -lmnl -lm -lpthread)
 else
 	read -ra wg_flags <<<"$(pkg-config --cflags --libs wolfssl 2>/dev/null) -lmnl -lm -lpthread"
 fi
 wg_flags+=(-I"$top/kmod-free/wireguard" -I"$top/tun")
+# fuzz_offload compiles the TUN offloads and checksums (tun/).
+tun_src=("$top"/tun/{offload,packet}.c -I"$top/tun")
 # fuzz_config compiles the relay/ config parser and users tables, and links inih.
 config_src=("$top"/relay/{config,config_keys,config_value,users}.c -I"$top/relay" -linih)
 # fuzz_users compiles the users tables alone.
@@ -118,11 +120,11 @@ make_seeds() {
 	seed trains wg_rx_split '\x01\x00\x00\x00\x10\x00\x20\x00\x00\x00\x04\x00\x01\x00\x04\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00'
 	seed runts wg_rx_split '\x00\x00\x00\xe3\xff\x00\x01\x00'
 	seed mixed wg_rx_split '\x0b\x05\x01\x00\x02\x00\x40\x00\x02\x00\x02\x00\x40\x00\x24\x00\x10\x00\x40\x00\x04\x00\x10\x00\x00\x00\x0c\x10\x00\x00\x00\x00\x08\x94\x00\x00\x00\x00\x01\x00\x00\x00'
-	# wg_offload: [selector] then a TUN read (virtio_net_hdr + packet), or (0x10) packets to coalesce
+	# offload: [selector] then a TUN read (virtio_net_hdr + packet), or (0x10) packets to coalesce
 	local t4='\x45\x00\x00\x8c\x00\x01\x40\x00\x40\x06\x00\x00\x0a\x00\x00\x01\x0a\x00\x00\x02\x12\x34\x00\x50\x00\x00'
-	seed tso wg_offload "\\x05\\x01\\x01\\x28\\x00\\x64\\x00\\x14\\x00\\x10\\x00\\x45\\x00\\x01\\x54\\x00\\x01\\x40\\x00\\x40\\x06\\x00\\x00\\x0a\\x00\\x00\\x01\\x0a\\x00\\x00\\x02\\x12\\x34\\x00\\x50\\x00\\x00\\x00\\x01\\x00\\x00\\x00\\x00\\x50\\x18\\xff\\xff\\x00\\x00\\x00\\x00$(printf 'A%.0s' $(seq 300))"
-	seed csum wg_offload "\\x01\\x01\\x00\\x00\\x00\\x00\\x00\\x14\\x00\\x10\\x00\\x45\\x00\\x00\\x3c\\x00\\x01\\x40\\x00\\x40\\x06\\x00\\x00\\x0a\\x00\\x00\\x01\\x0a\\x00\\x00\\x02\\x12\\x34\\x00\\x50\\x00\\x00\\x00\\x01\\x00\\x00\\x00\\x00\\x50\\x18\\xff\\xff\\x00\\x00\\x00\\x00BBBBBBBBBBBBBBBBBBBB"
-	seed coalesce wg_offload "\\x10\\x00\\x8c$t4\\x03\\xe8\\x00\\x00\\x00\\x00\\x50\\x10\\xff\\xff\\x00\\x00\\x00\\x00$(printf 'C%.0s' $(seq 100))\\x00\\x8c$t4\\x04\\x4c\\x00\\x00\\x00\\x00\\x50\\x18\\xff\\xff\\x00\\x00\\x00\\x00$(printf 'D%.0s' $(seq 100))"
+	seed tso offload "\\x05\\x01\\x01\\x28\\x00\\x64\\x00\\x14\\x00\\x10\\x00\\x45\\x00\\x01\\x54\\x00\\x01\\x40\\x00\\x40\\x06\\x00\\x00\\x0a\\x00\\x00\\x01\\x0a\\x00\\x00\\x02\\x12\\x34\\x00\\x50\\x00\\x00\\x00\\x01\\x00\\x00\\x00\\x00\\x50\\x18\\xff\\xff\\x00\\x00\\x00\\x00$(printf 'A%.0s' $(seq 300))"
+	seed csum offload "\\x01\\x01\\x00\\x00\\x00\\x00\\x00\\x14\\x00\\x10\\x00\\x45\\x00\\x00\\x3c\\x00\\x01\\x40\\x00\\x40\\x06\\x00\\x00\\x0a\\x00\\x00\\x01\\x0a\\x00\\x00\\x02\\x12\\x34\\x00\\x50\\x00\\x00\\x00\\x01\\x00\\x00\\x00\\x00\\x50\\x18\\xff\\xff\\x00\\x00\\x00\\x00BBBBBBBBBBBBBBBBBBBB"
+	seed coalesce offload "\\x10\\x00\\x8c$t4\\x03\\xe8\\x00\\x00\\x00\\x00\\x50\\x10\\xff\\xff\\x00\\x00\\x00\\x00$(printf 'C%.0s' $(seq 100))\\x00\\x8c$t4\\x04\\x4c\\x00\\x00\\x00\\x00\\x50\\x18\\xff\\xff\\x00\\x00\\x00\\x00$(printf 'D%.0s' $(seq 100))"
 	seed full wg_conf '[Interface]\nPrivateKey = YFBQhzqFx5FMIqSNqH3DW7nYFxpCGB0qXa4ePaOX5kM=\nListenPort = 51820\nAddress = 10.0.0.1/24, fd00::1/64\nMTU = 1380\nTable = off\nFwMark = 0x20\n\n[Peer]\nPublicKey = 6EtabScXwQA6E7QxVwNT26ypFGzxUMX4V1aA/rpSAno=\nPresharedKey = YFBQhzqFx5FMIqSNqH3DW7nYFxpCGB0qXa4ePaOX5kM=\nAllowedIPs = 10.0.0.2/32, ::/0\nEndpoint = [::1]:51821\nPersistentKeepalive = 25\n\n[Spliced]\nName = wg9\nWorkers = 2\nOffload = no\n'
 	local k='e84b5a6d2717c1003a13b431570353dbaca9146cf150c5f8575680feba52027a'
 	seed set wg_uapi "\\x00private_key=$k\\nlisten_port=51820\\nfwmark=0\\nreplace_peers=true\\npublic_key=$k\\nprotocol_version=1\\npreshared_key=$k\\nendpoint=127.0.0.1:1\\npersistent_keepalive_interval=25\\nreplace_allowed_ips=true\\nallowed_ip=10.0.0.0/8\\nallowed_ip=fd00::/8\\npublic_key=$k\\nremove=true\\n"
@@ -137,7 +139,7 @@ make_seeds() {
 }
 make_seeds
 
-max_len() { case $1 in http_connect | http_client | config | wg_offload) echo 12000 ;; users) echo 4096 ;; *) echo 2048 ;; esac; }
+max_len() { case $1 in http_connect | http_client | config | offload) echo 12000 ;; users) echo 4096 ;; *) echo 2048 ;; esac; }
 dict() { case $1 in http_connect | http_client) echo "$here/http_connect.dict" ;; socks5_*) echo "$here/socks5.dict" ;; config) echo "$here/config.dict" ;; esac; }
 
 rc_all=0
@@ -152,6 +154,7 @@ for t in "${all[@]}"; do
 		build=(clang "${cflags[@]}" "$src" "$here/standalone.c" "${proto_src[@]}" -o "$bin")
 	fi
 	[[ $t == wg_* ]] && build+=("${wg_src[@]}" "${wg_flags[@]}")
+	[[ $t == offload ]] && build+=("${tun_src[@]}")
 	[[ $t == config ]] && build+=("${config_src[@]}")
 	[[ $t == users ]] && build+=("${users_src[@]}")
 	if ! "${build[@]}" >"$log" 2>&1; then

@@ -311,7 +311,7 @@ if wg_wait_sock "$NA" 10 && wait_port 10.79.0.1 1080 10 "$A" && kill -0 "$WPID" 
 	check wg/ping-after-rebind ip netns exec "$A" ping -c 3 -i 0.2 -W 2 10.79.0.2
 	# SIGUSR1 prints the interface's counters and the relay lives on
 	kill -USR1 "$WPID"
-	if wait_log "$WLOG" "^$NA: stats: rx_data=" 5 && kill -0 "$WPID" 2>/dev/null; then pass wg/sigusr1-prints-counters
+	if wait_log "$WLOG" "stats: wireguard $NA: rx_data=" 5 && kill -0 "$WPID" 2>/dev/null; then pass wg/sigusr1-prints-counters
 	else fail wg/sigusr1-prints-counters "$(tail -n 3 "$WLOG")"; fi
 	# SIGTERM: the routes and the policy rules go, with the CAP_NET_ADMIN kept
 	kill -TERM "$WPID"

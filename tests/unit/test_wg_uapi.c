@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "t.h"
-#include "uapi.h"
+#include "uapi_server.h"
 
 T_SUITE("wg_uapi");
 

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* Unit tests for the wg-quick config parser, its file:line errors and the key encodings. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <string.h>
 
+#include "sockaddr.h"
 #include "t.h"
 #include "wgconf.h"
 
@@ -48,6 +50,9 @@ static void test_key_rejects(void)
 	/* non-canonical: low padding bits set ('N' = 13, low two bits 01) */
 	T_EQ_INT(wgconf_key_from_base64(k, "YFBQhzqFx5FMIqSNqH3DW7nYFxpCGB0qXa4ePaOX5kN="),
 	         -EINVAL);
+	/* two pads: 31 bytes, not a key */
+	T_EQ_INT(wgconf_key_from_base64(k, "YFBQhzqFx5FMIqSNqH3DW7nYFxpCGB0qXa4ePaOX5k=="),
+	         -EINVAL);
 	/* 33 bytes of base64 */
 	T_EQ_INT(wgconf_key_from_base64(k, "YFBQhzqFx5FMIqSNqH3DW7nYFxpCGB0qXa4ePaOX5kMA"),
 	         -EINVAL);
@@ -84,7 +89,7 @@ static void test_parse_good(void)
 {
 	struct wgconf c;
 	char err[WGCONF_ERR_LEN];
-	char ep[64];
+	char ep[SA_STR_MAX];
 
 	T_EQ_INT(wgconf_parse_string(&c, good, "good.conf", err, sizeof(err)), 0);
 	if (err[0])
@@ -104,10 +109,8 @@ static void test_parse_good(void)
 	T_EQ_INT(c.peers[0].allowed_ips[1].addr.bytes[3], 0); /* a route prefix is masked */
 	T_EQ_INT(c.peers[0].persistent_keepalive, 25);
 	T_ASSERT(c.peers[0].has_endpoint);
-	wgconf_endpoint_format(&c.peers[0].endpoint, ep, sizeof(ep));
-	T_EQ_STR(ep, "127.0.0.1:51821");
-	wgconf_endpoint_format(&c.peers[1].endpoint, ep, sizeof(ep));
-	T_EQ_STR(ep, "[::1]:9");
+	T_EQ_STR(sa_str(&c.peers[0].endpoint, ep), "127.0.0.1:51821");
+	T_EQ_STR(sa_str(&c.peers[1].endpoint, ep), "[::1]:9");
 	T_ASSERT(!c.peers[1].has_preshared_key);
 	T_EQ_STR(c.name, "swg0");
 	T_EQ_INT(c.workers, 2);
@@ -162,6 +165,39 @@ static void test_missing_file(void)
 	T_ASSERT(strstr(err, "/nonexistent/wg9.conf") != NULL);
 }
 
+/* wg-quick's Endpoint forms: host:port, [v6]:port (brackets around v4 too), names resolved now. */
+static void test_endpoint_parse(void)
+{
+	static const char *bad[] = {
+	        "",           "1.2.3.4",    "1.2.3.4:", "1.2.3.4:0",   "1.2.3.4:65536",
+	        "1.2.3.4:8a", "1.2.3.4:-1", "::1:9",    "[::1]9",      "[::1]",
+	        "[::1:9",     ":80",        "[]:80",    "1.2.3.4: 80", "300.1.1.1:80",
+	};
+	union wgconf_sockaddr ep;
+
+	T_EQ_INT(wgconf_endpoint_parse("192.0.2.7:51821", &ep), 0);
+	T_EQ_INT(ep.sa.sa_family, AF_INET);
+	T_EQ_INT(ntohs(ep.in4.sin_port), 51821);
+	T_EQ_INT(ntohl(ep.in4.sin_addr.s_addr), 0xc0000207);
+	T_EQ_INT(wgconf_endpoint_parse("[1.2.3.4]:080", &ep), 0);
+	T_EQ_INT(ep.sa.sa_family, AF_INET);
+	T_EQ_INT(ntohs(ep.in4.sin_port), 80);
+	T_EQ_INT(wgconf_endpoint_parse("[2001:db8::5]:65535", &ep), 0);
+	T_EQ_INT(ep.sa.sa_family, AF_INET6);
+	T_EQ_INT(ntohs(ep.in6.sin6_port), 65535);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (wgconf_endpoint_parse(bad[i], &ep) == 0)
+			T_FAILF("accepted \"%s\"", bad[i]);
+	/* a name is resolved at parse time (/etc/hosts), unless numeric hosts only */
+	T_EQ_INT(wgconf_endpoint_parse("localhost:7", &ep), 0);
+	T_ASSERT(ep.sa.sa_family == AF_INET || ep.sa.sa_family == AF_INET6);
+	T_EQ_INT(ntohs(ep.sa.sa_family == AF_INET ? ep.in4.sin_port : ep.in6.sin6_port), 7);
+	wgconf_numeric_hosts_only = true;
+	T_EQ_INT(wgconf_endpoint_parse("localhost:7", &ep), -EHOSTUNREACH);
+	T_EQ_INT(wgconf_endpoint_parse("127.0.0.1:7", &ep), 0);
+	wgconf_numeric_hosts_only = false;
+}
+
 static void test_name_from_path(void)
 {
 	char n[16];
@@ -179,6 +215,7 @@ int main(void)
 	T_RUN(test_parse_good);
 	T_RUN(test_parse_errors);
 	T_RUN(test_missing_file);
+	T_RUN(test_endpoint_parse);
 	T_RUN(test_name_from_path);
 	return t_finish();
 }

@@ -1,12 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /* libFuzzer target: offload_segment() on hostile virtio-net headers, then offload_coalesce_write(). */
 #include "fuzz.h"
-#include "messages.h"
 #include "offload.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <unistd.h>
+
+/* How WireGuard's device uses the offloads (kmod-free/wireguard/messages.h's sizes). */
+enum {
+	HEADROOM = 16, /* the data message header before each packet */
+	PADDING = 16,  /* plaintext padded to a multiple of 16 */
+	TAG = 16,      /* the Poly1305 tag after it */
+};
 
 /*
  * What the device's TX path does with one TUN read (virtio_net_hdr, then
@@ -36,10 +42,10 @@ static void coalesce_raw(int fd, const uint8_t *data, size_t size, uint8_t *scra
 		off += 2;
 		if (len > size - off)
 			len = size - off;
-		bufs[n] = malloc(WG_MSG_DATA_HEADER_LEN + len);
+		bufs[n] = malloc(HEADROOM + len);
 		CHECK(bufs[n]);
-		memcpy(bufs[n] + WG_MSG_DATA_HEADER_LEN, data + off, len);
-		pkts[n].data = bufs[n] + WG_MSG_DATA_HEADER_LEN;
+		memcpy(bufs[n] + HEADROOM, data + off, len);
+		pkts[n].data = bufs[n] + HEADROOM;
 		pkts[n++].len = len;
 		off += len;
 	}
@@ -64,10 +70,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (devnull < 0)
 		devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	CHECK(devnull >= 0);
-	/* as device.c sizes its TX slots: header + MTU + padding + tag, 64-byte aligned */
-	slot_size = (WG_MSG_DATA_HEADER_LEN + mtus[data[0] & 3] + WG_MSG_PADDING + WG_AEAD_TAG_LEN +
-	             63) &
-	            ~(size_t)63;
+	/* as the WireGuard device sizes its TX slots: header + MTU + padding + tag, 64-byte aligned */
+	slot_size = (HEADROOM + mtus[data[0] & 3] + PADDING + TAG + 63) & ~(size_t)63;
 	max = maxes[(data[0] >> 2) & 3];
 	inlen = size - 1;
 	in = malloc(inlen ? inlen : 1);
@@ -80,11 +84,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		goto out;
 	}
 
-	n = offload_segment(in, inlen, slots, slot_size, WG_MSG_DATA_HEADER_LEN, max, lens);
+	n = offload_segment(in, inlen, slots, slot_size, HEADROOM, max, lens);
 	CHECK(n == -EINVAL || n == -E2BIG || (n >= 1 && (unsigned int)n <= max));
 	for (int i = 0; i < n; i++) {
-		CHECK(lens[i] >= 1 && lens[i] <= slot_size - WG_MSG_DATA_HEADER_LEN);
-		pkts[i].data = slots + (size_t)i * slot_size + WG_MSG_DATA_HEADER_LEN;
+		CHECK(lens[i] >= 1 && lens[i] <= slot_size - HEADROOM);
+		pkts[i].data = slots + (size_t)i * slot_size + HEADROOM;
 		pkts[i].len = lens[i];
 	}
 	if (n > 0)

@@ -11,102 +11,13 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "packet.h"
+
 _Static_assert(sizeof(struct virtio_net_hdr) == OFFLOAD_VNET_HDR_LEN, "virtio_net_hdr size");
 
 enum {
-	IPV4_MIN_HDR = 20,
-	IPV6_HDR = 40,
-	TCP_MIN_HDR = 20,
-	TCP_CSUM_OFF = 16,
-	UDP_CSUM_OFF = 6,
-	TCP_FIN = 0x01,
-	TCP_SYN = 0x02,
-	TCP_RST = 0x04,
-	TCP_PSH = 0x08,
-	TCP_ACK = 0x10,
-	TCP_URG = 0x20,
-	TCP_ECE = 0x40,
-	TCP_CWR = 0x80,
 	MAX_TRAIN = 64, /* segments per coalesced write (the kernel's GSO limit) */
 };
-
-uint32_t offload_csum_add(uint32_t sum, const void *data, size_t len)
-{
-	const uint8_t *p = data;
-	uint64_t s = sum;
-
-	/* 32 bits at a time into a 64-bit accumulator: no carry is lost before the fold. */
-	while (len >= 4) {
-		uint32_t w;
-
-		memcpy(&w, p, 4);
-		s += w;
-		p += 4;
-		len -= 4;
-	}
-	if (len >= 2) {
-		uint16_t h;
-
-		memcpy(&h, p, 2);
-		s += h;
-		p += 2;
-		len -= 2;
-	}
-	if (len)
-		s += *p; /* little endian host: a trailing byte is the high byte in network order */
-	while (s >> 32)
-		s = (s & 0xffffffffu) + (s >> 32);
-	return (uint32_t)s;
-}
-
-uint16_t offload_csum_fold(uint32_t sum)
-{
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)sum;
-}
-
-/* Sum of the TCP/UDP pseudo-header (addresses, protocol, length), in network order words. */
-static uint32_t pseudo_sum(const uint8_t *ip, bool v6, uint8_t proto, size_t l4len)
-{
-	uint32_t s;
-	uint16_t w[2] = {htons(proto), htons((uint16_t)l4len)};
-
-	if (v6) {
-		uint32_t l = htonl((uint32_t)l4len), pr = htonl(proto);
-
-		s = offload_csum_add(0, ip + 8, 32);
-		s = offload_csum_add(s, &l, 4);
-		return offload_csum_add(s, &pr, 4);
-	}
-	s = offload_csum_add(0, ip + 12, 8);
-	return offload_csum_add(s, w, 4);
-}
-
-static void ipv4_fix_csum(uint8_t *ip)
-{
-	size_t ihl = (size_t)(ip[0] & 15) * 4;
-	uint16_t c;
-
-	ip[10] = ip[11] = 0;
-	c = (uint16_t)~offload_csum_fold(offload_csum_add(0, ip, ihl));
-	memcpy(ip + 10, &c, 2);
-}
-
-/* Full checksum of a TCP or UDP segment (field zeroed first). */
-static void l4_full_csum(uint8_t *ip, bool v6, size_t iphl, uint8_t proto, size_t l4len)
-{
-	uint8_t *l4 = ip + iphl;
-	size_t off = proto == IPPROTO_TCP ? TCP_CSUM_OFF : UDP_CSUM_OFF;
-	uint16_t c;
-
-	l4[off] = l4[off + 1] = 0;
-	c = (uint16_t)~offload_csum_fold(
-	        offload_csum_add(pseudo_sum(ip, v6, proto, l4len), l4, l4len));
-	if (proto == IPPROTO_UDP && c == 0)
-		c = 0xffff;
-	memcpy(l4 + off, &c, 2);
-}
 
 int offload_segment(const uint8_t *in, size_t inlen, uint8_t *slots, size_t slot_size,
                     size_t headroom, unsigned int max, size_t *lens)
@@ -135,7 +46,7 @@ int offload_segment(const uint8_t *in, size_t inlen, uint8_t *slots, size_t slot
 
 			if (st + off + 2 > len)
 				return -EINVAL;
-			c = (uint16_t)~offload_csum_fold(offload_csum_add(0, out + st, len - st));
+			c = (uint16_t)~packet_csum_fold(packet_csum_add(0, out + st, len - st));
 			memcpy(out + st + off, &c, 2);
 		}
 		lens[0] = len;
@@ -146,25 +57,25 @@ int offload_segment(const uint8_t *in, size_t inlen, uint8_t *slots, size_t slot
 		return -EINVAL;
 	v6 = (h.gso_type & ~VIRTIO_NET_HDR_GSO_ECN) == VIRTIO_NET_HDR_GSO_TCPV6;
 	/* The smallest IPv4 segment; each family's own minimum is checked below. */
-	if (len < IPV4_MIN_HDR + TCP_MIN_HDR)
+	if (len < PACKET_IPV4_MIN_HDR + PACKET_TCP_MIN_HDR)
 		return -EINVAL;
 	if (v6) {
-		if (len < IPV6_HDR || (ip[0] >> 4) != 6 || ip[6] != IPPROTO_TCP)
+		if (len < PACKET_IPV6_HDR || (ip[0] >> 4) != 6 || ip[6] != IPPROTO_TCP)
 			return -EINVAL; /* extension headers: not produced by the kernel's TSO here */
-		iphl = IPV6_HDR;
+		iphl = PACKET_IPV6_HDR;
 	} else {
 		if ((ip[0] >> 4) != 4 || ip[9] != IPPROTO_TCP)
 			return -EINVAL;
 		iphl = (size_t)(ip[0] & 15) * 4;
-		if (iphl < IPV4_MIN_HDR)
+		if (iphl < PACKET_IPV4_MIN_HDR)
 			return -EINVAL;
 	}
-	if (len < iphl + TCP_MIN_HDR)
+	if (len < iphl + PACKET_TCP_MIN_HDR)
 		return -EINVAL;
 	thl = (size_t)(ip[iphl + 12] >> 4) * 4;
 	hdrlen = iphl + thl;
 	mss = h.gso_size;
-	if (thl < TCP_MIN_HDR || len < hdrlen || mss == 0)
+	if (thl < PACKET_TCP_MIN_HDR || len < hdrlen || mss == 0)
 		return -EINVAL;
 	payload = len - hdrlen;
 	nseg = (unsigned int)((payload + mss - 1) / mss);
@@ -198,9 +109,9 @@ int offload_segment(const uint8_t *in, size_t inlen, uint8_t *slots, size_t slot
 			/* FIN and PSH belong to the last segment, CWR to the first only. */
 			th[13] = flags0;
 			if (i + 1 < nseg)
-				th[13] &= (uint8_t) ~(TCP_FIN | TCP_PSH);
+				th[13] &= (uint8_t) ~(PACKET_TCP_FIN | PACKET_TCP_PSH);
 			if (i > 0)
-				th[13] &= (uint8_t)~TCP_CWR;
+				th[13] &= (uint8_t)~PACKET_TCP_CWR;
 			if (v6) {
 				uint16_t pl = htons((uint16_t)(thl + plen));
 
@@ -211,9 +122,9 @@ int offload_segment(const uint8_t *in, size_t inlen, uint8_t *slots, size_t slot
 
 				memcpy(out + 2, &tl, 2);
 				memcpy(out + 4, &id, 2);
-				ipv4_fix_csum(out);
+				packet_ipv4_csum(out);
 			}
-			l4_full_csum(out, v6, iphl, IPPROTO_TCP, thl + plen);
+			packet_l4_csum(out, v6, iphl, IPPROTO_TCP, thl + plen);
 			lens[i] = hdrlen + plen;
 		}
 	}
@@ -232,7 +143,7 @@ static struct tcp_view view(const uint8_t *ip, size_t len)
 {
 	struct tcp_view v = {0};
 
-	if (len < IPV4_MIN_HDR + TCP_MIN_HDR)
+	if (len < PACKET_IPV4_MIN_HDR + PACKET_TCP_MIN_HDR)
 		return v;
 	if ((ip[0] >> 4) == 4) {
 		uint16_t tot, frag;
@@ -244,30 +155,30 @@ static struct tcp_view view(const uint8_t *ip, size_t len)
 		/* Fragments (MF or an offset) never coalesce. */
 		if (ntohs(tot) != len || (ntohs(frag) & 0x3fff))
 			return v;
-		v.iphl = IPV4_MIN_HDR;
+		v.iphl = PACKET_IPV4_MIN_HDR;
 	} else if ((ip[0] >> 4) == 6) {
 		uint16_t pl;
 
-		if (len < IPV6_HDR + TCP_MIN_HDR || ip[6] != IPPROTO_TCP)
+		if (len < PACKET_IPV6_HDR + PACKET_TCP_MIN_HDR || ip[6] != IPPROTO_TCP)
 			return v;
 		memcpy(&pl, ip + 4, 2);
-		if ((size_t)ntohs(pl) + IPV6_HDR != len)
+		if ((size_t)ntohs(pl) + PACKET_IPV6_HDR != len)
 			return v;
-		v.iphl = IPV6_HDR;
+		v.iphl = PACKET_IPV6_HDR;
 		v.v6 = true;
 	} else {
 		return v;
 	}
 	v.thl = (size_t)(ip[v.iphl + 12] >> 4) * 4;
-	if (v.thl < TCP_MIN_HDR || v.iphl + v.thl > len)
+	if (v.thl < PACKET_TCP_MIN_HDR || v.iphl + v.thl > len)
 		return v;
 	v.hdrlen = v.iphl + v.thl;
 	v.plen = len - v.hdrlen;
 	memcpy(&v.seq, ip + v.iphl + 4, 4);
 	v.seq = ntohl(v.seq);
 	v.flags = ip[v.iphl + 13];
-	v.ok = v.plen > 0 &&
-	       !(v.flags & (TCP_SYN | TCP_RST | TCP_URG | TCP_FIN | TCP_CWR | TCP_ECE));
+	v.ok = v.plen > 0 && !(v.flags & (PACKET_TCP_SYN | PACKET_TCP_RST | PACKET_TCP_URG |
+	                                  PACKET_TCP_FIN | PACKET_TCP_CWR | PACKET_TCP_ECE));
 	return v;
 }
 
@@ -282,7 +193,7 @@ static bool follows(const uint8_t *a, const struct tcp_view *va, const uint8_t *
 	if (!vb->ok || vb->v6 != va->v6 || vb->thl != va->thl || va->plen != mss ||
 	    vb->plen > mss || vb->seq != va->seq + (uint32_t)va->plen)
 		return false;
-	if (va->flags & TCP_PSH)
+	if (va->flags & PACKET_TCP_PSH)
 		return false; /* PSH ends a train, as in the kernel's GRO */
 	if (va->v6) {
 		/* version/class/flow label, next header/hop limit, both addresses */
@@ -296,7 +207,7 @@ static bool follows(const uint8_t *a, const struct tcp_view *va, const uint8_t *
 	/* ports, ack, window, options: everything but seq, flags' PSH and the checksum */
 	if (memcmp(a + va->iphl, b + vb->iphl, 4) ||
 	    memcmp(a + va->iphl + 8, b + vb->iphl + 8, 5) ||
-	    (a[va->iphl + 13] & ~TCP_PSH) != (b[vb->iphl + 13] & ~TCP_PSH) ||
+	    (a[va->iphl + 13] & ~PACKET_TCP_PSH) != (b[vb->iphl + 13] & ~PACKET_TCP_PSH) ||
 	    memcmp(a + va->iphl + 14, b + vb->iphl + 14, 2) ||
 	    memcmp(a + va->iphl + 18, b + vb->iphl + 18, va->thl - 18))
 		return false;
@@ -332,27 +243,27 @@ static int write_train(int fd, struct offload_pkt *pkts, unsigned int k, const s
 		total += pl;
 	}
 	/* The last segment's PSH survives on the whole train. */
-	ip[v0->iphl + 13] |= pkts[k - 1].data[v0->iphl + 13] & TCP_PSH;
+	ip[v0->iphl + 13] |= pkts[k - 1].data[v0->iphl + 13] & PACKET_TCP_PSH;
 	if (v0->v6) {
-		uint16_t pl = htons((uint16_t)(total - IPV6_HDR));
+		uint16_t pl = htons((uint16_t)(total - PACKET_IPV6_HDR));
 
 		memcpy(ip + 4, &pl, 2);
 	} else {
 		uint16_t tl = htons((uint16_t)total);
 
 		memcpy(ip + 2, &tl, 2);
-		ipv4_fix_csum(ip);
+		packet_ipv4_csum(ip);
 	}
 	/* CHECKSUM_PARTIAL: the field holds the pseudo-header sum, not complemented. */
-	ps = pseudo_sum(ip, v0->v6, IPPROTO_TCP, total - v0->iphl);
-	c = offload_csum_fold(ps);
-	memcpy(ip + v0->iphl + TCP_CSUM_OFF, &c, 2);
+	ps = packet_pseudo_sum(ip, v0->v6, IPPROTO_TCP, total - v0->iphl);
+	c = packet_csum_fold(ps);
+	memcpy(ip + v0->iphl + PACKET_TCP_CSUM_OFF, &c, 2);
 	h.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
 	h.gso_type = v0->v6 ? VIRTIO_NET_HDR_GSO_TCPV6 : VIRTIO_NET_HDR_GSO_TCPV4;
 	h.hdr_len = (uint16_t)v0->hdrlen;
 	h.gso_size = (uint16_t)v0->plen;
 	h.csum_start = (uint16_t)v0->iphl;
-	h.csum_offset = TCP_CSUM_OFF;
+	h.csum_offset = PACKET_TCP_CSUM_OFF;
 	memcpy(hdrbuf, &h, sizeof(h));
 	iov[0].iov_base = hdrbuf;
 	iov[0].iov_len = sizeof(h) + v0->hdrlen;

@@ -13,9 +13,10 @@
 #include <unistd.h>
 
 #include "offload.h"
+#include "packet.h"
 #include "t.h"
 
-T_SUITE("wg_offload");
+T_SUITE("offload");
 
 enum {
 	SLOT = 1600,
@@ -27,7 +28,7 @@ enum {
 	TCP_CWR = 0x80,
 };
 
-/* RFC 1071 the slow way: big-endian 16-bit words, end-around carry. Independent of offload.c. */
+/* RFC 1071 the slow way: big-endian 16-bit words, end-around carry. Independent of packet.c. */
 static uint32_t naive_sum(uint32_t s, const uint8_t *p, size_t n)
 {
 	for (size_t i = 0; i + 1 < n; i += 2)
@@ -158,8 +159,8 @@ static void test_csum_helpers(void)
 	for (size_t i = 0; i < sizeof(buf); i++)
 		buf[i] = (uint8_t)(i * 31 + 5);
 	for (size_t n = 0; n <= sizeof(buf); n += (n < 70 ? 1 : 97)) {
-		/* offload_csum_add works in host order (little endian); fold and swap to compare. */
-		uint16_t mine = offload_csum_fold(offload_csum_add(0, buf, n));
+		/* packet_csum_add works in host order (little endian); fold and swap to compare. */
+		uint16_t mine = packet_csum_fold(packet_csum_add(0, buf, n));
 
 		if (ntohs(mine) != naive_sum(0, buf, n))
 			T_FAILF("length %zu: 0x%04x != 0x%04x", n, ntohs(mine),
@@ -167,8 +168,8 @@ static void test_csum_helpers(void)
 	}
 	/* all-ones input sums to 0xffff without losing carries */
 	memset(buf, 0xff, sizeof(buf));
-	T_EQ_INT(offload_csum_fold(offload_csum_add(0, buf, 1500)), 0xffff);
-	T_EQ_INT(offload_csum_fold(0x1ffffu), 1);
+	T_EQ_INT(packet_csum_fold(packet_csum_add(0, buf, 1500)), 0xffff);
+	T_EQ_INT(packet_csum_fold(0x1ffffu), 1);
 }
 
 /* Splits a TSO packet and checks every segment in full. */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* TUN offloads in userspace: split TSO super-packets, coalesce TCP segments into GSO writes. */
-#ifndef SPLICED_WG_OFFLOAD_H
-#define SPLICED_WG_OFFLOAD_H
+#ifndef SPLICED_TUN_OFFLOAD_H
+#define SPLICED_TUN_OFFLOAD_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -36,9 +36,5 @@ int offload_segment(const uint8_t *in, size_t inlen, uint8_t *slots, size_t slot
  */
 unsigned int offload_coalesce_write(int fd, struct offload_pkt *pkts, unsigned int n,
                                     uint8_t *scratch);
-
-/* Internet checksum helpers (RFC 1071), exposed for the unit test. */
-uint32_t offload_csum_add(uint32_t sum, const void *data, size_t len);
-uint16_t offload_csum_fold(uint32_t sum);
 
 #endif

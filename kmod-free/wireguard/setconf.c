@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: MIT */
+/* Configuring a device: set=1 requests (and the config file), get=1 snapshots, peers, routes. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "device_internal.h"
+#include "log.h"
+
+static struct dev_peer *find_peer(struct wg_device *d, const uint8_t *pub)
+{
+	struct wg_peer *p = wg_identity_lookup_peer(&d->id, pub);
+
+	return p ? p->priv : NULL;
+}
+
+void wg_dev_remove_peer(struct dev_peer *p)
+{
+	*p->pprev = p->next;
+	if (p->next)
+		p->next->pprev = p->pprev;
+	wg_dev_queue_free(p);
+	wg_peer_destroy(&p->core);
+	pthread_mutex_destroy(&p->lock);
+	wg_wipe(p, sizeof(*p));
+	free(p);
+}
+
+/* Applies a set=1 request (also used for the config file). Device lock exclusive. */
+int wg_dev_apply_set(struct wg_device *d, const struct wg_uapi_set *s)
+{
+	int ret;
+
+	/* First, so that a port already in use fails the request before anything changed. */
+	if (s->has_listen_port && s->listen_port != d->port) {
+		ret = wg_dev_rebind(d, s->listen_port, s->has_fwmark ? s->fwmark : d->fwmark);
+		if (ret < 0)
+			return ret;
+	}
+	if (s->has_private_key) {
+		ret = wg_identity_set_private_key(&d->id, s->private_key);
+		if (ret < 0)
+			return ret;
+		/* A peer whose key is now ours cannot exist: the core refuses it. */
+	}
+	if (s->has_fwmark && s->fwmark != d->fwmark)
+		wg_dev_set_fwmark(d, s->fwmark);
+	if (s->replace_peers)
+		while (d->peers)
+			wg_dev_remove_peer(d->peers);
+	for (size_t i = 0; i < s->n_peers; i++) {
+		const struct wg_uapi_peer_set *ps = &s->peers[i];
+		struct dev_peer *p = find_peer(d, ps->public_key);
+
+		if (ps->remove) {
+			if (p)
+				wg_dev_remove_peer(p);
+			continue;
+		}
+		if (!p) {
+			if (ps->update_only)
+				continue;
+			p = calloc(1, sizeof(*p));
+			if (!p)
+				return -ENOMEM;
+			ret = wg_peer_init(&p->core, &d->id, ps->public_key);
+			if (ret < 0) {
+				free(p);
+				return ret;
+			}
+			pthread_mutex_init(&p->lock, NULL);
+			p->core.priv = p;
+			p->next = d->peers;
+			if (p->next)
+				p->next->pprev = &p->next;
+			p->pprev = &d->peers;
+			d->peers = p;
+		}
+		if (ps->has_preshared_key)
+			wg_peer_set_preshared_key(&p->core, ps->preshared_key);
+		if (ps->has_endpoint) {
+			p->endpoint = ps->endpoint;
+			p->has_endpoint = true;
+		}
+		if (ps->has_keepalive) {
+			bool was_off = p->core.timers.persistent_keepalive_interval == 0;
+
+			p->core.timers.persistent_keepalive_interval = ps->keepalive;
+			/* Turning keepalives on sends one now, as wg(8) users expect. */
+			if (was_off && ps->keepalive && p->has_endpoint)
+				p->core.pending_actions |= WG_ACT_SEND_KEEPALIVE;
+		}
+		if (ps->replace_allowed_ips)
+			wg_allowedips_remove_by_peer(&d->id.allowedips, &p->core);
+		for (size_t j = 0; j < ps->n_allowed_ips; j++) {
+			const struct netlink_prefix *a = &ps->allowed_ips[j];
+
+			ret = wg_allowedips_insert(&d->id.allowedips, a->family, a->addr.bytes,
+			                           a->prefixlen, &p->core);
+			if (ret < 0)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+int wg_dev_uapi_set(void *ctx, const struct wg_uapi_set *req)
+{
+	struct wg_device *d = ctx;
+	int ret;
+
+	wg_dev_lock_exclusive(d);
+	ret = wg_dev_apply_set(d, req);
+	wg_dev_unlock(d);
+	return ret;
+}
+
+struct aip_collect {
+	struct wg_uapi_peer_info *pi;
+	size_t cap;
+	int err;
+};
+
+static int collect_aip(void *ctx, int family, const uint8_t *addr, uint8_t cidr)
+{
+	struct aip_collect *c = ctx;
+	struct netlink_prefix *a = c->pi->allowed_ips;
+
+	if (c->pi->n_allowed_ips == c->cap) {
+		/* doubling: a peer with many prefixes costs no quadratic copying */
+		c->cap = c->cap ? 2 * c->cap : 4;
+		a = realloc(a, c->cap * sizeof(*a));
+		if (!a) {
+			c->err = -ENOMEM;
+			return -ENOMEM;
+		}
+		c->pi->allowed_ips = a;
+	}
+	a = &a[c->pi->n_allowed_ips++];
+	memset(a, 0, sizeof(*a));
+	a->family = family;
+	a->prefixlen = cidr;
+	memcpy(a->addr.bytes, addr, family == AF_INET ? 4 : 16);
+	return 0;
+}
+
+int wg_dev_uapi_get(void *ctx, struct wg_uapi_info *out)
+{
+	struct wg_device *d = ctx;
+	size_t n = 0;
+	int ret = 0;
+
+	wg_dev_lock_exclusive(d);
+	out->has_private_key = d->id.has_private_key;
+	memcpy(out->private_key, d->id.static_private, WG_KEY_LEN);
+	out->listen_port = d->port;
+	out->fwmark = d->fwmark;
+	for (struct dev_peer *p = d->peers; p; p = p->next)
+		n++;
+	out->peers = calloc(n ? n : 1, sizeof(*out->peers));
+	if (!out->peers) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (struct dev_peer *p = d->peers; p; p = p->next) {
+		struct wg_uapi_peer_info *pi = &out->peers[out->n_peers++];
+		struct aip_collect c = {.pi = pi};
+
+		memcpy(pi->public_key, p->core.public_key, WG_KEY_LEN);
+		pi->has_preshared_key = !wg_ct_is_zero(p->core.handshake.preshared_key, WG_KEY_LEN);
+		memcpy(pi->preshared_key, p->core.handshake.preshared_key, WG_KEY_LEN);
+		pi->has_endpoint = p->has_endpoint;
+		pi->endpoint = p->endpoint;
+		pi->last_handshake = p->core.last_handshake_real;
+		pi->rx_bytes = p->core.rx_bytes;
+		pi->tx_bytes = p->core.tx_bytes;
+		pi->keepalive = p->core.timers.persistent_keepalive_interval;
+		wg_allowedips_walk(&d->id.allowedips, &p->core, collect_aip, &c);
+		if (c.err) {
+			ret = c.err;
+			goto out;
+		}
+	}
+out:
+	wg_dev_unlock(d);
+	return ret;
+}
+
+static int add_route(struct wg_device *d, const struct netlink_prefix *p, uint32_t table)
+{
+	struct netlink_prefix *a = realloc(d->routes, (d->n_routes + 1) * sizeof(*a));
+	int ret;
+
+	if (!a)
+		return -ENOMEM;
+	d->routes = a;
+	ret = netlink_route_add(d->tun.ifindex, p, table);
+	if (ret == 0)
+		a[d->n_routes++] = *p;
+	return ret;
+}
+
+/*
+ * Installs what wg-quick would: addresses, MTU, link up, one route per
+ * allowed prefix; a /0 goes into table 51820 with the two rules wg-quick
+ * uses, so the tunnel's own UDP packets (fwmark) still reach the real
+ * default route.
+ */
+int wg_dev_setup_routes(struct wg_device *d, const struct wgconf *conf)
+{
+	int ret;
+
+	for (size_t i = 0; i < conf->n_addresses; i++) {
+		ret = netlink_addr_add(d->tun.ifindex, &conf->addresses[i]);
+		if (ret < 0) {
+			log_error("%s: adding an address failed: %s", d->name, strerror(-ret));
+			return ret;
+		}
+	}
+	if (conf->table == WGCONF_TABLE_OFF)
+		return 0;
+	d->route_table = conf->table == WGCONF_TABLE_ID ? conf->table_id : 0;
+	for (size_t i = 0; i < conf->n_peers; i++) {
+		for (size_t j = 0; j < conf->peers[i].n_allowed_ips; j++) {
+			const struct netlink_prefix *p = &conf->peers[i].allowed_ips[j];
+			uint32_t table = d->route_table;
+
+			if (p->prefixlen == 0 && conf->table == WGCONF_TABLE_AUTO) {
+				struct netlink_rule r1 = {.family = p->family,
+				                          .table = DEFAULT_TABLE,
+				                          .fwmark = d->fwmark,
+				                          .invert = true,
+				                          .suppress_prefixlen = -1};
+				struct netlink_rule r2 = {
+				        .family = p->family, .table = 254, .suppress_prefixlen = 0};
+
+				table = DEFAULT_TABLE;
+				if (d->n_rules + 2 <= MAX_RULES && netlink_rule_add(&r2) == 0)
+					d->rules[d->n_rules++] = r2;
+				if (d->n_rules + 1 <= MAX_RULES && netlink_rule_add(&r1) == 0)
+					d->rules[d->n_rules++] = r1;
+			}
+			ret = add_route(d, p, table);
+			if (ret < 0 && ret != -EEXIST) {
+				log_error("%s: adding a route failed: %s", d->name, strerror(-ret));
+				return ret;
+			}
+		}
+	}
+	return 0;
+}
+
+bool wg_dev_conf_has_default_route(const struct wgconf *conf)
+{
+	for (size_t i = 0; i < conf->n_peers; i++)
+		for (size_t j = 0; j < conf->peers[i].n_allowed_ips; j++)
+			if (conf->peers[i].allowed_ips[j].prefixlen == 0)
+				return true;
+	return false;
+}
+
+/* Removes the rules and routes wg_dev_setup_routes() installed (while the interface exists). */
+void wg_dev_remove_routes(struct wg_device *d)
+{
+	for (size_t i = 0; i < d->n_rules; i++)
+		netlink_rule_del(&d->rules[i]);
+	if (d->tun.nqueues)
+		for (size_t i = 0; i < d->n_routes; i++)
+			netlink_route_del(d->tun.ifindex, &d->routes[i], d->route_table);
+	free(d->routes);
+	d->routes = NULL;
+	d->n_routes = d->n_rules = 0;
+}
