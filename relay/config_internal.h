@@ -79,6 +79,10 @@ extern const struct key config_main_keys[], config_inbound_keys[], config_outbou
         config_route_keys[], config_wireguard_keys[];
 /* The checks at the end of a [main], [inbound NAME], [outbound NAME] or [wireguard NAME] section. */
 void config_close_main(struct parser *p);
+/* A whole number in min..max, or a duration in range ("1ms..24h" how it reads); errors reported. */
+int config_get_uint(struct parser *p, const char *v, unsigned min, unsigned max, unsigned *out);
+void config_get_duration(struct parser *p, const char *v, unsigned min, unsigned max,
+                         const char *range, unsigned *out);
 void config_close_inbound(struct parser *p);
 void config_close_outbound(struct parser *p);
 void config_close_wireguard(struct parser *p);
