@@ -503,7 +503,7 @@ static int parse(struct parser *p)
 	return p->errors ? -EINVAL : 0;
 }
 
-static int load(const char *name, FILE *in, const char *dir, struct config **out, void *err)
+static int load(const char *name, FILE *in, const char *dir, struct config **out, FILE *err)
 {
 	struct parser p = {.in = in, .err = err, .file = name};
 	int rc = -ENOMEM;
@@ -532,7 +532,7 @@ out:
 	return rc;
 }
 
-int config_load_string(const char *name, const char *text, struct config **out, void *err)
+int config_load_string(const char *name, const char *text, struct config **out, FILE *err)
 {
 	/* fmemopen() refuses a zero size on some libcs; an empty text is one newline. */
 	FILE *in = *text ? fmemopen((void *)text, strlen(text), "r") : fmemopen("\n", 1, "r");
@@ -546,7 +546,7 @@ int config_load_string(const char *name, const char *text, struct config **out, 
 	return rc;
 }
 
-int config_load(const char *path, struct config **out, void *err)
+int config_load(const char *path, struct config **out, FILE *err)
 {
 	char *copy;
 	FILE *in;

@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include "log.h" /* enum log_level */
+#include "users.h"
 
 enum config_limits {
 	CONFIG_NAME_MAX = 63,
@@ -28,21 +29,6 @@ enum accept_steering { STEER_HASH = 0, STEER_CPU };
 
 enum inbound_type { INBOUND_SOCKS5 = 1, INBOUND_HTTP, INBOUND_FORWARD };
 enum outbound_type { OUTBOUND_DIRECT = 1, OUTBOUND_SOCKS5, OUTBOUND_BLOCK, OUTBOUND_HTTP };
-
-/* One user: name and password, both at most 255 bytes (RFC 1929). */
-struct user {
-	char *name;
-	char *pass;
-};
-
-/*
- * A users table. Built from `user = name:password` keys and `users = FILE`
- * files; immutable once built; re-read whole on SIGHUP (users_reload()).
- */
-struct users {
-	struct user *v;
-	size_t n;
-};
 
 /* An address prefix: family AF_INET or AF_INET6, the first `prefix` bits of addr. */
 struct cidr {
@@ -156,55 +142,19 @@ extern const char config_default_ini[];
  * stderr; NULL = silent) and returns -EINVAL. When the file cannot be opened
  * or read it writes nothing and returns -errno. The caller owns *out.
  */
-int config_load(const char *path, struct config **out, void *err);
+int config_load(const char *path, struct config **out, FILE *err);
 /* The same from memory; `name` is the file name used in messages. */
-int config_load_string(const char *name, const char *text, struct config **out, void *err);
+int config_load_string(const char *name, const char *text, struct config **out, FILE *err);
 void config_free(struct config *c);
 /* Index of the outbound called `name`, or -1. */
 int config_outbound_index(const struct config *c, const char *name);
-
-/*
- * Read a users file: one "name password" (or "name:password") per line, '#'
- * comments and blank lines ignored. Errors are "file:line: message" to err.
- */
-int users_load_file(const char *path, struct users *out, void *err);
-/*
- * The same from an open stream, `path` naming it in messages. Names already
- * in in->inline_users (sorted, as config_load leaves them; in may be NULL)
- * are errors. *out is sorted. 0, -EINVAL (messages written) or -errno.
- */
-int users_load_stream(FILE *f, const char *path, struct users *out, void *err,
-                      const struct inbound *in);
-/*
- * Warnings ("path: warning: ...") when a users file is readable or writable
- * by every user, writable by its group, or owned by someone other than root,
- * the running user or `owner` ((uid_t)-1: nobody else). Returns how many.
- */
-int users_file_audit(const char *path, uid_t owner, void *err);
-/* Frees the entries (passwords wiped), not *u itself; see users_destroy(). */
-void users_free(struct users *u);
-/* users_free() and free(u): for the table inbound_users_build() returns. */
-void users_destroy(struct users *u);
-/* Constant-time lookup (users.c says what that covers); true when both match an entry. */
-bool users_check(const struct users *u, const char *name, const char *pass);
-/* The same for wire fields that carry lengths (RFC 1929 ULEN/PLEN). */
-bool users_check_len(const struct users *u, const char *name, size_t name_len, const char *pass,
-                     size_t pass_len);
-/* Append a copy (each field 1..255 bytes); 0, -EINVAL or -ENOMEM. */
-int users_add(struct users *u, const char *name, size_t name_len, const char *pass,
-              size_t pass_len);
-/* Sort by name: users_check() needs it (the loaders and config_load do it). */
-void users_sort(struct users *u);
-/* NULL when acceptable, else why not (for messages). */
-const char *users_check_name(const char *name, size_t len);
-const char *users_check_pass(const char *pass, size_t len);
 
 /*
  * The users of an inbound: its inline `user =` keys plus its users file (read
  * now). NULL with *err_out set (-errno / -EINVAL, messages to err) on failure.
  * An inbound requires authentication when inline_users.n > 0 or users_file.
  */
-struct users *inbound_users_build(const struct inbound *in, void *err, int *err_out);
+struct users *inbound_users_build(const struct inbound *in, FILE *err, int *err_out);
 bool inbound_requires_auth(const struct inbound *in);
 
 /* "1.2.3.4:80", "[::1]:80" → sockaddr; 0 or -EINVAL. Port 0 is refused. */

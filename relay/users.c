@@ -19,7 +19,7 @@
 enum { SLOT = USERS_FIELD_MAX + 1 };
 
 static void __attribute__((format(printf, 4, 5)))
-uerr(void *err, const char *file, int line, const char *fmt, ...)
+uerr(FILE *err, const char *file, int line, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -204,7 +204,7 @@ static int cmp_seen(const void *a, const void *b)
 }
 
 /* Report names that appear twice, at the later line. Returns the number found. */
-static int report_duplicates(const struct users *u, const int *lines, const char *path, void *err)
+static int report_duplicates(const struct users *u, const int *lines, const char *path, FILE *err)
 {
 	struct seen *s;
 	int dups = 0;
@@ -233,7 +233,7 @@ static int report_duplicates(const struct users *u, const int *lines, const char
  * end of the line (trailing blanks removed, inner blanks kept). Returns 0,
  * -EINVAL (message written) or -ENOMEM.
  */
-static int parse_user_line(struct users *u, char *s, const char *path, int line, void *err,
+static int parse_user_line(struct users *u, char *s, const char *path, int line, FILE *err,
                            const struct inbound *in)
 {
 	size_t n = strcspn(s, ": \t"), plen;
@@ -271,7 +271,7 @@ static int parse_user_line(struct users *u, char *s, const char *path, int line,
 	return users_add(u, s, n, pass, plen);
 }
 
-int users_load_stream(FILE *f, const char *path, struct users *out, void *err,
+int users_load_stream(FILE *f, const char *path, struct users *out, FILE *err,
                       const struct inbound *in)
 {
 	char *buf = NULL;
@@ -332,7 +332,7 @@ out:
 	return rc;
 }
 
-static int open_and_load(const char *path, struct users *out, void *err, const struct inbound *in)
+static int open_and_load(const char *path, struct users *out, FILE *err, const struct inbound *in)
 {
 	FILE *f = fopen(path, "re");
 	int rc;
@@ -348,7 +348,7 @@ static int open_and_load(const char *path, struct users *out, void *err, const s
 	return rc;
 }
 
-int users_file_audit(const char *path, uid_t owner, void *err)
+int users_file_audit(const char *path, uid_t owner, FILE *err)
 {
 	struct stat st;
 	int n = 0;
@@ -372,7 +372,7 @@ int users_file_audit(const char *path, uid_t owner, void *err)
 	return n;
 }
 
-int users_load_file(const char *path, struct users *out, void *err)
+int users_load_file(const char *path, struct users *out, FILE *err)
 {
 	return open_and_load(path, out, err, NULL);
 }
@@ -382,7 +382,7 @@ bool inbound_requires_auth(const struct inbound *in)
 	return in->inline_users.n > 0 || in->users_file != NULL;
 }
 
-struct users *inbound_users_build(const struct inbound *in, void *err, int *err_out)
+struct users *inbound_users_build(const struct inbound *in, FILE *err, int *err_out)
 {
 	struct users *u = calloc(1, sizeof(*u)), file = {0};
 	int rc = 0;
