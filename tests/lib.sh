@@ -116,7 +116,7 @@ free_port() {
 	read -r eph _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null && [ "$eph" -gt 12000 ] && hi=$eph
 	for i in $(seq 200); do
 		p=$((lo + (RANDOM * 32768 + RANDOM) % (hi - lo)))
-		if ! ss -Htan "( sport = :$p )" 2>/dev/null | grep -q .; then
+		if [ -z "$(ss -Htan "( sport = :$p )" 2>/dev/null)" ]; then
 			echo "$p"
 			return 0
 		fi

@@ -178,7 +178,7 @@ wg_transfer() {
 wg_wait_listen() {
 	local i
 	for i in $(seq 100); do
-		ip netns exec "$1" ss -Htln "( sport = :$2 )" 2>/dev/null | grep -q . && return 0
+		[ -n "$(ip netns exec "$1" ss -Htln "( sport = :$2 )" 2>/dev/null)" ] && return 0
 		sleep 0.05
 	done
 	return 1

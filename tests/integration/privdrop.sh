@@ -81,7 +81,7 @@ socks_get() {
 wait_ss_listen() {
 	local i
 	for i in $(seq 100); do
-		ip netns exec "$1" ss -Hltn "( sport = :$2 )" | grep -q . && return 0
+		[ -n "$(ip netns exec "$1" ss -Hltn "( sport = :$2 )")" ] && return 0
 		sleep 0.05
 	done
 	return 1
@@ -296,7 +296,7 @@ if wg_wait_sock "$NA" 10 && wait_port 10.79.0.1 1080 10 "$A" && kill -0 "$WPID" 
 	expect_eq wg/private-key-one-copy "$(python3 "$T_TMP/memscan.py" "$WPID" "$KA_PRIV")" 1 \
 		"copies of the private key in the process's memory"
 	start_swg DB "$B" "$T_TMP/b.conf" "$NB" || fail wg/peer-starts
-	if ip -n "$A" rule | grep -q 'lookup 51820'; then pass wg/policy-rules-installed
+	if grep -q 'lookup 51820' <<<"$(ip -n "$A" rule)"; then pass wg/policy-rules-installed
 	else fail wg/policy-rules-installed "$(ip -n "$A" rule | tr '\n' ';')"; fi
 	check wg/ping ip netns exec "$B" ping -c 3 -i 0.2 -W 2 10.79.0.1
 	socks_get wg/transfer-over-tunnel "$B" 10.79.0.1:1080
@@ -318,7 +318,7 @@ if wg_wait_sock "$NA" 10 && wait_port 10.79.0.1 1080 10 "$A" && kill -0 "$WPID" 
 	wait_pid "$WPID" 10
 	expect_eq wg/stop "$?" 0 "exit status"
 	if ip -n "$A" link show "$NA" >/dev/null 2>&1; then fail wg/interface-removed; else pass wg/interface-removed; fi
-	if ip -n "$A" rule | grep -q '51820'; then fail wg/policy-rules-removed "$(ip -n "$A" rule | tr '\n' ';')"
+	if grep -q '51820' <<<"$(ip -n "$A" rule)"; then fail wg/policy-rules-removed "$(ip -n "$A" rule | tr '\n' ';')"
 	else pass wg/policy-rules-removed; fi
 	re='spliced: error:|[Cc]annot |failed: '
 	if grep -qE "$re" "$WLOG"; then fail wg/clean-log "$(grep -E "$re" "$WLOG" | head -n 3)"

@@ -180,4 +180,27 @@ fi
 stop_spliced
 grep -q "resolve_full=$refused " "$SPLICED_LOG" && pass resolve-full-counted ||
 	fail resolve-full-counted "$(grep -o 'resolve_full=[0-9]*' "$SPLICED_LOG")"
+
+# 5. A stop does not wait for lookups (review L8: it used to join resolver threads stuck in
+# getaddrinfo): with 100 lookups pending and resolve-timeout 30 s, SIGTERM ends the process
+# within drain-timeout (1 s) and a little.
+SPLICED_NETNS=$NS start_spliced "[main]
+workers = 2
+resolve-timeout = 30s
+drain-timeout = 1s
+[inbound socks]
+type = socks5
+listen = 127.0.0.1:$SP" || { fail setup "spliced did not start"; finish; }
+burst 100 127.0.0.1:"$SP" "w%d.slow.test" "$H_PORT" >/dev/null &
+BURST=$!
+on_cleanup_pid $BURST
+sleep 0.5
+t0=$(now_ms)
+stop_spliced
+rc=$?
+ms=$(($(now_ms) - t0))
+echo "# SIGTERM with 100 lookups pending: exit status $rc after $ms ms"
+if [ "$rc" = 0 ] && [ "$ms" -lt 3000 ]; then pass stop-with-lookups-pending
+else fail stop-with-lookups-pending "exit status $rc after $ms ms; want 0 within 3 s"; fi
+wait_pid $BURST 30
 finish

@@ -38,7 +38,7 @@ wgsocks=$(ip netns exec "$NS" ss -Huanep "( sport = :$P1 )" | grep -o 'ino:[0-9]
 leak=0
 for t in /proc/"$PID"/task/*; do
 	[[ $(cat "$t/comm") == spliced-w[0-9]* ]] || continue
-	for ino in $wgsocks; do inodes "$(basename "$t")" | grep -q "socket:\[$ino\]" && leak=$((leak + 1)); done
+	for ino in $wgsocks; do grep -q "socket:\[$ino\]" <<<"$(inodes "$(basename "$t")")" && leak=$((leak + 1)); done
 done
 expect_eq workers-hold-no-wg-socket "$leak" 0 "WireGuard sockets in relay workers' tables"
 
