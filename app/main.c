@@ -487,7 +487,10 @@ int main(int argc, char **argv)
 		atomic_init(&srv.users[i], tables[i]);
 	worker_stats_group(&srv);
 	srv.guard = malloc(sizeof(*srv.guard));
+	srv.per_source = malloc(sizeof(*srv.per_source));
 	if (!srv.guard || auth_guard_init(srv.guard, cfg->max_auth_failures) < 0 ||
+	    !srv.per_source ||
+	    source_limit_init(srv.per_source, cfg->max_per_source, cfg->max_connections) < 0 ||
 	    resolver_global_init() < 0) {
 		log_error("cannot start: out of memory, or no randomness for the tables' keys");
 		config_free(cfg);
@@ -507,6 +510,8 @@ int main(int argc, char **argv)
 	resolver_global_cleanup();
 	auth_guard_destroy(srv.guard);
 	free(srv.guard);
+	source_limit_destroy(srv.per_source);
+	free(srv.per_source);
 	for (size_t i = 0; i < cfg->n_inbounds; i++)
 		free_users_table(atomic_load(&srv.users[i]));
 	config_free(cfg);

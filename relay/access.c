@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 
@@ -182,6 +183,149 @@ const char *auth_guard_source_str(const struct sockaddr_storage *peer, char *buf
 		snprintf(buf, len, "(unknown)");
 	}
 	return buf;
+}
+
+int source_limit_init(struct source_limit *l, unsigned max_per_source, unsigned max_connections)
+{
+	uint64_t want = 2 * (uint64_t)max_connections;
+	uint32_t n = SOURCE_LIMIT_LOCKS * SOURCE_LIMIT_PROBE * 4;
+
+	memset(l, 0, sizeof(*l));
+	l->max = max_per_source;
+	if (!max_per_source)
+		return 0;
+	while (n < want && n < SOURCE_LIMIT_MAX_SLOTS)
+		n *= 2;
+	l->slots = calloc(n, sizeof(*l->slots));
+	if (!l->slots)
+		return -ENOMEM;
+	l->group_slots = n / SOURCE_LIMIT_LOCKS;
+	if (getrandom(l->hash_key, sizeof(l->hash_key), 0) != (ssize_t)sizeof(l->hash_key)) {
+		free(l->slots);
+		l->slots = NULL;
+		return -EIO;
+	}
+	for (int i = 0; i < SOURCE_LIMIT_LOCKS; i++)
+		pthread_mutex_init(&l->locks[i], NULL);
+	return 0;
+}
+
+void source_limit_destroy(struct source_limit *l)
+{
+	if (!l->slots)
+		return;
+	for (int i = 0; i < SOURCE_LIMIT_LOCKS; i++)
+		pthread_mutex_destroy(&l->locks[i]);
+	free(l->slots);
+	l->slots = NULL;
+}
+
+/*
+ * The window of a source: SOURCE_LIMIT_PROBE consecutive slots (wrapping)
+ * inside one lock's group. Every slot of the window is looked at, so a
+ * freed slot needs no tombstone. Returns the group, locked; *idx is the
+ * source's slot, or a free one for it (*found false), or UINT32_MAX.
+ */
+static unsigned window(struct source_limit *l, int family, const uint8_t key[16], uint32_t *idx,
+                       bool *found)
+{
+	uint8_t in[17];
+	uint64_t h;
+	unsigned group;
+	uint32_t start, free_idx = UINT32_MAX;
+
+	memcpy(in, key, 16);
+	in[16] = (uint8_t)family;
+	h = siphash24(l->hash_key, in, sizeof(in));
+	group = (unsigned)(h % SOURCE_LIMIT_LOCKS);
+	start = (uint32_t)(h >> 32) & (l->group_slots - 1);
+	pthread_mutex_lock(&l->locks[group]);
+	*found = false;
+	for (uint32_t i = 0; i < SOURCE_LIMIT_PROBE; i++) {
+		uint32_t k = group * l->group_slots + ((start + i) & (l->group_slots - 1));
+		struct source_count *s = &l->slots[k];
+
+		if (s->family == family && !memcmp(s->key, key, 16)) {
+			*idx = k;
+			*found = true;
+			return group;
+		}
+		if (!s->family && free_idx == UINT32_MAX)
+			free_idx = k;
+	}
+	*idx = free_idx;
+	return group;
+}
+
+bool source_limit_take(struct source_limit *l, const struct sockaddr_storage *peer, uint64_t now_s,
+                       uint32_t *slot, bool *log)
+{
+	uint8_t key[16];
+	int family;
+	uint32_t idx, minute = (uint32_t)(now_s / 60);
+	struct source_count *s;
+	bool found, ok = true;
+	unsigned group;
+
+	*slot = SOURCE_UNCOUNTED;
+	*log = false;
+	if (!l->max || !(family = source_key(peer, key)))
+		return true;
+	group = window(l, family, key, &idx, &found);
+	if (idx == UINT32_MAX)
+		goto out; /* the window is full of other sources: let it in, uncounted */
+	s = &l->slots[idx];
+	if (!found) {
+		memcpy(s->key, key, 16);
+		s->family = (uint8_t)family;
+		s->open = 0;
+		s->logged = UINT32_MAX;
+	}
+	if (s->open >= l->max) {
+		ok = false;
+		if (s->logged != minute) {
+			s->logged = minute;
+			*log = true;
+		}
+	} else {
+		s->open++;
+		*slot = idx;
+	}
+out:
+	pthread_mutex_unlock(&l->locks[group]);
+	return ok;
+}
+
+void source_limit_put(struct source_limit *l, uint32_t slot)
+{
+	unsigned group;
+	struct source_count *s;
+
+	if (slot == SOURCE_UNCOUNTED || !l->slots)
+		return;
+	group = slot / l->group_slots;
+	s = &l->slots[slot];
+	pthread_mutex_lock(&l->locks[group]);
+	if (s->open && !--s->open)
+		s->family = 0; /* free: no source left to count */
+	pthread_mutex_unlock(&l->locks[group]);
+}
+
+unsigned source_limit_open(struct source_limit *l, const struct sockaddr_storage *peer)
+{
+	uint8_t key[16];
+	int family;
+	uint32_t idx;
+	bool found;
+	unsigned group, n = 0;
+
+	if (!l->max || !(family = source_key(peer, key)))
+		return 0;
+	group = window(l, family, key, &idx, &found);
+	if (found)
+		n = l->slots[idx].open;
+	pthread_mutex_unlock(&l->locks[group]);
+	return n;
 }
 
 static bool loopback(const struct sockaddr_storage *a)

@@ -58,4 +58,45 @@ unsigned auth_guard_failed(struct auth_guard *g, const struct sockaddr_storage *
 /* "198.51.100.7" or "2001:db8:1:2::/64": how a source is named in a log line. */
 const char *auth_guard_source_str(const struct sockaddr_storage *peer, char *buf, size_t len);
 
+/*
+ * Open connections per source, shared by every worker ([main]
+ * max-connections-per-source). Same sources as above. The table has room
+ * for twice max-connections sources (at most 2²¹), allocated at start: a
+ * source's slot lives while it has a connection open and never moves, so
+ * a connection keeps its slot's index. A source that finds no free slot in
+ * its window (a table this empty almost never fills one) is let in
+ * uncounted rather than refused.
+ */
+enum { SOURCE_LIMIT_LOCKS = 64, SOURCE_LIMIT_PROBE = 16, SOURCE_LIMIT_MAX_SLOTS = 1u << 21 };
+#define SOURCE_UNCOUNTED UINT32_MAX
+
+struct source_count {
+	uint8_t key[16];
+	uint8_t family;  /* 0: free */
+	uint32_t open;   /* connections open */
+	uint32_t logged; /* the minute a refusal was last logged */
+};
+
+struct source_limit {
+	unsigned max;         /* 0: no limit */
+	uint32_t group_slots; /* slots per lock (a power of two) */
+	uint8_t hash_key[SIPHASH_KEY_LEN];
+	pthread_mutex_t locks[SOURCE_LIMIT_LOCKS];
+	struct source_count *slots;
+};
+
+/* 0 or -errno. With max_per_source 0 nothing is allocated and every take succeeds. */
+int source_limit_init(struct source_limit *l, unsigned max_per_source, unsigned max_connections);
+void source_limit_destroy(struct source_limit *l);
+/*
+ * One more connection from peer. True: let in, *slot to give back with
+ * source_limit_put() (SOURCE_UNCOUNTED when not counted). False: the source
+ * has max_per_source open already; *log is set the first time in a minute.
+ */
+bool source_limit_take(struct source_limit *l, const struct sockaddr_storage *peer, uint64_t now_s,
+                       uint32_t *slot, bool *log);
+void source_limit_put(struct source_limit *l, uint32_t slot);
+/* Connections open from the source of peer (tests, logs). */
+unsigned source_limit_open(struct source_limit *l, const struct sockaddr_storage *peer);
+
 #endif

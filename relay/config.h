@@ -111,6 +111,7 @@ struct config {
 	unsigned resolve_timeout_ms; /* a name not resolved by then fails (REP 04, HTTP 502) */
 	unsigned max_resolving;      /* lookups in flight at once, whole process */
 	unsigned max_auth_failures;  /* failed logins per source and minute (0: no limit) */
+	unsigned max_per_source;     /* connections open per source, whole process (0: no limit) */
 	unsigned keepalive_ms;       /* TCP keepalive on both legs after this idle time (0: off) */
 	uint64_t pipe_memory; /* pipes (and as much in buffers) held at once; 0: a quarter of RAM */
 	enum accept_steering accept_steering;

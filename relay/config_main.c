@@ -182,6 +182,11 @@ static void set_max_auth_failures(struct parser *p, const char *v)
 	config_get_uint(p, v, 0, MAX_AUTH_FAILURES_MAX, &p->c->max_auth_failures);
 }
 
+static void set_max_per_source(struct parser *p, const char *v)
+{
+	config_get_uint(p, v, 0, MAX_CONNECTIONS_MAX, &p->c->max_per_source);
+}
+
 static void set_accept_steering(struct parser *p, const char *v)
 {
 	char q[QUOTE_BYTES];
@@ -327,6 +332,7 @@ const struct key config_main_keys[] = {
         {"resolve-timeout", set_resolve_timeout, false, 0},
         {"max-resolving", set_max_resolving, false, 0},
         {"max-auth-failures", set_max_auth_failures, false, 0},
+        {"max-connections-per-source", set_max_per_source, false, 0},
         {"keepalive", set_keepalive, false, 0},
         {"pipe-memory", set_pipe_memory, false, 0},
         {NULL, NULL, false, 0},

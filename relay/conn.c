@@ -443,7 +443,7 @@ static void complete(struct loop *l, struct loop_obj *o, unsigned op,
 	}
 }
 
-void conn_accept(struct worker *w, unsigned inbound, int fd)
+void conn_accept(struct worker *w, unsigned inbound, int fd, uint32_t src_slot)
 {
 	const struct inbound *in = &w->cfg->inbounds[inbound];
 	const struct inbound_ops *ops = inbound_ops(in->type);
@@ -455,6 +455,7 @@ void conn_accept(struct worker *w, unsigned inbound, int fd)
 	if (!c || loop_add(&w->loop, &c->obj, LOOP_KIND_CONN) < 0) {
 		free(c);
 		close(fd);
+		source_limit_put(w->srv->per_source, src_slot);
 		atomic_fetch_sub(&w->srv->n_conns, 1);
 		return;
 	}
@@ -462,6 +463,7 @@ void conn_accept(struct worker *w, unsigned inbound, int fd)
 	c->w = w;
 	c->outbound = -1;
 	c->inbound = (uint16_t)inbound;
+	c->src_slot = src_slot;
 	c->leg[LEG_IN] = (struct leg){.fd = fd, .spliceable = true};
 	c->leg[LEG_OUT] = (struct leg){.fd = -1, .spliceable = false};
 	for (int i = 0; i < CONN_ATTEMPTS; i++)
@@ -567,6 +569,7 @@ static void release(struct loop *l, struct loop_obj *o)
 	splice_dir_release(&w->pipes, &w->bufs, &c->dir[0]);
 	splice_dir_release(&w->pipes, &w->bufs, &c->dir[1]);
 	hs_free(c);
+	source_limit_put(w->srv->per_source, c->src_slot);
 	w->n_conns--;
 	atomic_fetch_sub_explicit(&w->srv->n_conns, 1, memory_order_relaxed);
 	free(c);

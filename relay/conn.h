@@ -49,6 +49,7 @@ struct conn {
 	struct worker *w;
 	enum conn_state state;
 	uint16_t inbound;
+	uint32_t src_slot; /* its source's max-connections-per-source slot (SOURCE_UNCOUNTED) */
 	int16_t outbound;
 	bool spliced;              /* relayed by the splice pump (both legs spliceable) */
 	struct leg leg[2];         /* LEG_IN, LEG_OUT */
@@ -65,7 +66,7 @@ struct conn {
 extern const struct loop_module conn_module;
 
 /* A new client connection `fd` accepted on inbound `inbound`. Takes ownership of fd. */
-void conn_accept(struct worker *w, unsigned inbound, int fd);
+void conn_accept(struct worker *w, unsigned inbound, int fd, uint32_t src_slot);
 /* Resolver result for the connection in this slot, if it still waits for one. */
 void conn_resolved(struct worker *w, struct conn *c, int err, const struct sockaddr_storage *addrs,
                    int n);

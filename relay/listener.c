@@ -115,19 +115,44 @@ void listener_arm(struct listener *ls)
 	io_uring_prep_multishot_accept(sqe, ls->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 }
 
-/* The inbound's allow list, for the client on fd (a getpeername(2) only for inbounds that have one). */
-static bool allowed(const struct inbound *in, int fd)
+/*
+ * Who is this client, and may it come in: the inbound's allow list, then
+ * max-connections-per-source (a getpeername(2) only when either is set).
+ * True with *slot to give back when the connection ends.
+ */
+static bool admit(struct worker *w, const struct inbound *in, int fd, uint32_t *slot)
 {
 	struct sockaddr_storage peer;
 	socklen_t len = sizeof(peer);
 	char addr[SA_STR_MAX];
+	bool log;
 
-	if (getpeername(fd, (struct sockaddr *)&peer, &len) < 0)
-		return false;
-	if (access_allowed(in, &peer))
+	*slot = SOURCE_UNCOUNTED;
+	if (!in->n_allow && !w->cfg->max_per_source)
 		return true;
-	log_debug_rl("inbound %s: %s is not in allow: refused", in->name, sa_str(&peer, addr));
-	return false;
+	if (getpeername(fd, (struct sockaddr *)&peer, &len) < 0) {
+		w->stats.accept_errors++;
+		return false;
+	}
+	if (!access_allowed(in, &peer)) {
+		/* Refused before a byte is read (the client sees a reset). */
+		w->stats.refused_allow++;
+		log_debug_rl("inbound %s: %s is not in allow: refused", in->name,
+		             sa_str(&peer, addr));
+		return false;
+	}
+	if (!source_limit_take(w->srv->per_source, &peer, (uint64_t)(w->loop.now_ms / 1000), slot,
+	                       &log)) {
+		w->stats.refused_source++;
+		if (log)
+			log_warn(
+			        "inbound %s: %s has max-connections-per-source (%u) open: refusing "
+			        "more from it (logged once a minute)",
+			        in->name, auth_guard_source_str(&peer, addr, sizeof(addr)),
+			        w->cfg->max_per_source);
+		return false;
+	}
+	return true;
 }
 
 static bool out_of_resources(int res)
@@ -141,12 +166,11 @@ static void on_accept(struct listener *ls, int res, unsigned flags)
 
 	if (res >= 0) {
 		const struct inbound *in = &w->cfg->inbounds[ls->inbound];
+		uint32_t slot;
 		unsigned n;
 
 		w->stats.accepted++;
-		if (in->n_allow && !allowed(in, res)) {
-			/* Refused before a byte is read (the client sees a reset). */
-			w->stats.refused_allow++;
+		if (!admit(w, in, res, &slot)) {
 			close(res);
 			goto rearm;
 		}
@@ -154,12 +178,13 @@ static void on_accept(struct listener *ls, int res, unsigned flags)
 		if (n >= w->cfg->max_connections) {
 			/* Over the limit: refuse this one, leave the others alone. */
 			atomic_fetch_sub_explicit(&w->srv->n_conns, 1, memory_order_relaxed);
+			source_limit_put(w->srv->per_source, slot);
 			w->stats.refused_limit++;
 			log_debug_rl("max-connections (%u) reached: refusing",
 			             w->cfg->max_connections);
 			close(res);
 		} else {
-			conn_accept(w, ls->inbound, res);
+			conn_accept(w, ls->inbound, res, slot);
 		}
 	} else if (res != -ECANCELED) {
 		w->stats.accept_errors++;

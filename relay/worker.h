@@ -22,6 +22,7 @@ struct listener;
 	X(accepted, "connections accepted")                                        \
 	X(refused_limit, "connections refused: over max-connections")              \
 	X(refused_allow, "connections refused: client not in the inbound's allow") \
+	X(refused_source, "connections refused: max-connections-per-source")       \
 	X(accept_errors, "accept errors (EMFILE, ENFILE, ...)")                    \
 	X(hs_bad, "malformed or refused handshakes")                               \
 	X(auth_failed, "authentication failures")                                  \
@@ -55,8 +56,9 @@ struct server {
 	atomic_uint reload_acks;
 	struct worker *workers;
 	int n_workers;
-	struct auth_guard *guard; /* failed logins per source, every worker's */
-	struct stats_group stats; /* "relay": every worker's counters summed */
+	struct auth_guard *guard;        /* failed logins per source, every worker's */
+	struct source_limit *per_source; /* open connections per source, every worker's */
+	struct stats_group stats;        /* "relay": every worker's counters summed */
 };
 
 enum worker_msg { WORKER_MSG_STOP = 1u << 0, WORKER_MSG_RELOAD = 1u << 1 };

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Who may use an inbound: allow lists refuse other clients before a byte is read; a source (IPv4 address, IPv6 /64) that fails max-auth-failures logins in a minute is refused, logged with its address; an inbound open to anyone is warned about at start.
+# Who may use an inbound: allow lists refuse other clients before a byte is read; a source (IPv4 address, IPv6 /64) that fails max-auth-failures logins in a minute is refused, logged with its address; an inbound open to anyone is warned about at start; max-connections-per-source refuses a source's connections past the cap, and no other source's.
 . "$(dirname "$0")/../lib.sh"
 need_spliced
 need curl python3
@@ -116,4 +116,76 @@ grep -q "inbound open listens on 0.0.0.0:$SO without users or allow" "$SPLICED_L
 	pass warn-open-inbound || fail warn-open-inbound "no warning for 0.0.0.0 without users"
 grep -q "inbound local listens" "$SPLICED_LOG" && fail no-warn-loopback "warned about a loopback inbound" ||
 	pass no-warn-loopback
+# 4. max-connections-per-source: three held from 127.0.0.1 (and from fd00:1::/64), then one
+# more from that source is closed unread while 127.0.0.2 (and fd00:2::/64) still get through;
+# one closed lets one more in.
+SM=$(free_port) SM6=$(free_port)
+SPLICED_NETNS=$NS start_spliced "[main]
+workers = 2
+max-connections-per-source = 3
+[inbound s]
+type = socks5
+listen = 0.0.0.0:$SM
+[inbound s6]
+type = socks5
+listen = [::]:$SM6" || { fail setup "spliced did not start"; finish; }
+cat >"$T_TMP/hold.py" <<'PY'
+import os, socket, sys, time
+port, src, sig = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+fam = socket.AF_INET6 if ":" in src else socket.AF_INET
+# To the source's own address (lo carries them all), from it.
+def greet():
+    s = socket.socket(fam, socket.SOCK_STREAM)
+    s.bind((src, 0))
+    s.settimeout(3)
+    s.connect((src, port))
+    try:
+        s.sendall(b"\x05\x01\x00")
+        return s, s.recv(2)  # b"": closed; unread bytes make it a reset
+    except (ConnectionResetError, BrokenPipeError):
+        return s, b""
+    except socket.timeout:
+        return s, b"timeout"
+held = [greet() for _ in range(3)]
+print("held", " ".join(r.hex() for _, r in held), flush=True)
+s4, r4 = greet()
+print("fourth", r4.hex() or "closed", flush=True)
+open(sig + ".held", "w").close()
+while not os.path.exists(sig + ".go"):
+    time.sleep(0.05)
+held[0][0].close()
+time.sleep(0.3)
+print("after-close", greet()[1].hex(), flush=True)
+PY
+for src in 127.0.0.1 fd00:1::1; do
+	sig=$T_TMP/sig.${src//:/_}
+	port=$SM
+	[ "$src" = 127.0.0.1 ] || port=$SM6
+	ip netns exec "$NS" python3 "$T_TMP/hold.py" "$port" "$src" "$sig" >"$sig.out" 2>&1 &
+	HOLD=$!
+	on_cleanup_pid $HOLD
+	for i in $(seq 100); do [ -e "$sig.held" ] && break; sleep 0.05; done
+	if [ "$src" = 127.0.0.1 ]; then
+		get per-source-same-refused refused --socks5 127.0.0.1:"$SM"
+		get per-source-other-ok ok --interface 127.0.0.2 --socks5 127.0.0.1:"$SM"
+	else
+		get per-source-v6-same-64-refused refused --interface fd00:1::2 --socks5 "[fd00:1::2]:$SM6"
+		get per-source-v6-other-64-ok ok --interface fd00:2::1 --socks5 "[fd00:2::1]:$SM6"
+	fi
+	touch "$sig.go"
+	wait_pid $HOLD 10
+	out=$(tr '\n' ';' <"$sig.out")
+	expect_eq "per-source-$src" "$out" "held 0500 0500 0500;fourth closed;after-close 0500;" "hold.py from $src"
+done
+grep -q "inbound s: 127.0.0.1 has max-connections-per-source (3) open" "$SPLICED_LOG" &&
+	pass per-source-logged || fail per-source-logged "no warn line naming 127.0.0.1"
+n=$(grep -c "127.0.0.1 has max-connections-per-source" "$SPLICED_LOG")
+expect_eq per-source-logged-once "$n" 1 "log lines for 127.0.0.1"
+grep -q "fd00:1::/64 has max-connections-per-source" "$SPLICED_LOG" &&
+	pass per-source-logged-v6 || fail per-source-logged-v6 "no warn line naming fd00:1::/64"
+stop_spliced
+expect_eq per-source-sigterm-exit $? 0 "exit status"
+grep -qE " refused_source=[1-9]" "$SPLICED_LOG" && pass refused_source-counted ||
+	fail refused_source-counted "$(grep -o " refused_source=[0-9]*" "$SPLICED_LOG")"
+expect_clean_log per-source-no-sanitizer-report "$SPLICED_LOG"
 finish

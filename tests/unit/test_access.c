@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests for relay/access.c: allow lists, the failed-login throttle per source (IPv4 address, IPv6 /64). */
+/* Unit tests for relay/access.c: allow lists, the failed-login throttle and the open-connection cap per source (IPv4 address, IPv6 /64). */
 #include "t.h"
 
 #include "access.h"
@@ -183,6 +183,128 @@ static void test_open_to_all(void)
 	T_ASSERT(!access_open_to_all(&in));
 }
 
+/* max-connections-per-source: take up to the limit, refuse (logged once a minute), give back. */
+static bool take(struct source_limit *l, const char *a, uint64_t now_s, uint32_t *slot, bool *log)
+{
+	struct sockaddr_storage ss = addr(a);
+
+	return source_limit_take(l, &ss, now_s, slot, log);
+}
+
+static unsigned open_from(struct source_limit *l, const char *a)
+{
+	struct sockaddr_storage ss = addr(a);
+
+	return source_limit_open(l, &ss);
+}
+
+static void test_source_limit(void)
+{
+	struct source_limit l;
+	uint32_t slots[3], s;
+	bool log;
+
+	T_EQ_INT(source_limit_init(&l, 3, 100), 0);
+	for (int i = 0; i < 3; i++) {
+		T_ASSERT(take(&l, "198.51.100.7", 60, &slots[i], &log));
+		T_ASSERT(slots[i] != SOURCE_UNCOUNTED);
+		T_ASSERT(!log);
+	}
+	T_EQ_INT(open_from(&l, "198.51.100.7"), 3);
+	/* The fourth is refused, logged the first time in the minute only. */
+	T_ASSERT(!take(&l, "198.51.100.7", 61, &s, &log));
+	T_ASSERT(log);
+	T_EQ_INT(s, SOURCE_UNCOUNTED);
+	T_ASSERT(!take(&l, "198.51.100.7", 119, &s, &log));
+	T_ASSERT(!log);
+	T_ASSERT(!take(&l, "198.51.100.7", 120, &s, &log));
+	T_ASSERT(log); /* a new minute */
+	/* Another source is not affected; the v4-mapped spelling is the same source. */
+	T_ASSERT(take(&l, "198.51.100.8", 120, &s, &log));
+	source_limit_put(&l, s);
+	T_ASSERT(!take(&l, "::ffff:198.51.100.7", 120, &s, &log));
+	/* One given back lets one more in; all given back frees the slot. */
+	source_limit_put(&l, slots[0]);
+	T_EQ_INT(open_from(&l, "198.51.100.7"), 2);
+	T_ASSERT(take(&l, "198.51.100.7", 120, &slots[0], &log));
+	T_ASSERT(!take(&l, "198.51.100.7", 120, &s, &log));
+	for (int i = 0; i < 3; i++)
+		source_limit_put(&l, slots[i]);
+	T_EQ_INT(open_from(&l, "198.51.100.7"), 0);
+	source_limit_put(&l, SOURCE_UNCOUNTED); /* harmless */
+	source_limit_destroy(&l);
+}
+
+static void test_source_limit_ipv6_slash64(void)
+{
+	struct source_limit l;
+	uint32_t a, b, c;
+	bool log;
+
+	T_EQ_INT(source_limit_init(&l, 2, 100), 0);
+	T_ASSERT(take(&l, "2001:db8:1:2::1", 0, &a, &log));
+	T_ASSERT(take(&l, "2001:db8:1:2:ffff::9", 0, &b, &log));
+	T_EQ_INT(a, b); /* one source */
+	T_ASSERT(!take(&l, "2001:db8:1:2::3", 0, &c, &log));
+	T_ASSERT(log);
+	T_ASSERT(take(&l, "2001:db8:1:3::1", 0, &c, &log)); /* the next /64 */
+	T_ASSERT(c != a);
+	source_limit_put(&l, a);
+	source_limit_put(&l, b);
+	source_limit_put(&l, c);
+	source_limit_destroy(&l);
+}
+
+/*
+ * As many sources as max-connections, each at its limit: every one is
+ * counted (the table has room for twice as many), and giving them all back
+ * leaves the table empty.
+ */
+static void test_source_limit_full(void)
+{
+	enum { N = 20000 };
+	struct source_limit l;
+	uint32_t *slot = calloc(N, sizeof(*slot));
+	unsigned uncounted = 0;
+	char a[32];
+	bool log;
+
+	T_ASSERT(slot != NULL);
+	T_EQ_INT(source_limit_init(&l, 1, N), 0);
+	for (int i = 0; i < N; i++) {
+		snprintf(a, sizeof(a), "10.%d.%d.%d", i >> 16, (i >> 8) & 255, i & 255);
+		T_ASSERT(take(&l, a, 0, &slot[i], &log));
+		uncounted += slot[i] == SOURCE_UNCOUNTED;
+	}
+	T_EQ_INT(uncounted, 0);
+	for (int i = 0; i < N; i++) {
+		snprintf(a, sizeof(a), "10.%d.%d.%d", i >> 16, (i >> 8) & 255, i & 255);
+		T_ASSERT(!take(&l, a, 0, &(uint32_t){0}, &log));
+		source_limit_put(&l, slot[i]);
+	}
+	for (uint32_t i = 0; i < l.group_slots * SOURCE_LIMIT_LOCKS; i++)
+		if (l.slots[i].family)
+			uncounted++;
+	T_EQ_INT(uncounted, 0);
+	source_limit_destroy(&l);
+	free(slot);
+}
+
+static void test_source_limit_off(void)
+{
+	struct source_limit l;
+	uint32_t s;
+	bool log;
+
+	T_EQ_INT(source_limit_init(&l, 0, 100), 0);
+	T_ASSERT(l.slots == NULL);
+	for (int i = 0; i < 100; i++) {
+		T_ASSERT(take(&l, "198.51.100.7", 0, &s, &log));
+		T_EQ_INT(s, SOURCE_UNCOUNTED);
+	}
+	source_limit_destroy(&l);
+}
+
 int main(void)
 {
 	T_RUN(test_allow);
@@ -191,5 +313,9 @@ int main(void)
 	T_RUN(test_guard_pressure);
 	T_RUN(test_guard_off);
 	T_RUN(test_open_to_all);
+	T_RUN(test_source_limit);
+	T_RUN(test_source_limit_ipv6_slash64);
+	T_RUN(test_source_limit_full);
+	T_RUN(test_source_limit_off);
 	return t_finish();
 }
