@@ -486,10 +486,9 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < cfg->n_inbounds; i++)
 		atomic_init(&srv.users[i], tables[i]);
 	worker_stats_group(&srv);
-	srv.guard = malloc(sizeof(*srv.guard));
+	srv.guard = auth_guard_new(cfg->max_auth_failures);
 	srv.per_source = malloc(sizeof(*srv.per_source));
-	if (!srv.guard || auth_guard_init(srv.guard, cfg->max_auth_failures) < 0 ||
-	    !srv.per_source ||
+	if (!srv.guard || !srv.per_source ||
 	    source_limit_init(srv.per_source, cfg->max_per_source, cfg->max_connections) < 0 ||
 	    resolver_global_init() < 0) {
 		log_error("cannot start: out of memory, or no randomness for the tables' keys");
@@ -508,8 +507,7 @@ int main(int argc, char **argv)
 	free(srv.workers);
 	free_held(&run.reload, cfg->n_inbounds);
 	resolver_global_cleanup();
-	auth_guard_destroy(srv.guard);
-	free(srv.guard);
+	auth_guard_free(srv.guard);
 	source_limit_destroy(srv.per_source);
 	free(srv.per_source);
 	for (size_t i = 0; i < cfg->n_inbounds; i++)

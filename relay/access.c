@@ -59,21 +59,29 @@ static int source_key(const struct sockaddr_storage *peer, uint8_t key[16])
 	return 0;
 }
 
-int auth_guard_init(struct auth_guard *g, unsigned max_per_minute)
+struct auth_guard *auth_guard_new(unsigned max_per_minute)
 {
-	memset(g, 0, sizeof(*g));
+	struct auth_guard *g = calloc(1, sizeof(*g));
+
+	if (!g)
+		return NULL;
 	g->max_per_minute = max_per_minute;
-	if (getrandom(g->hash_key, sizeof(g->hash_key), 0) != (ssize_t)sizeof(g->hash_key))
-		return -EIO;
+	if (getrandom(g->hash_key, sizeof(g->hash_key), 0) != (ssize_t)sizeof(g->hash_key)) {
+		free(g);
+		return NULL;
+	}
 	for (int i = 0; i < AUTH_GUARD_LOCKS; i++)
 		pthread_mutex_init(&g->locks[i], NULL);
-	return 0;
+	return g;
 }
 
-void auth_guard_destroy(struct auth_guard *g)
+void auth_guard_free(struct auth_guard *g)
 {
+	if (!g)
+		return;
 	for (int i = 0; i < AUTH_GUARD_LOCKS; i++)
 		pthread_mutex_destroy(&g->locks[i]);
+	free(g);
 }
 
 /*

@@ -43,9 +43,12 @@ struct auth_guard {
 	struct auth_source src[AUTH_GUARD_SLOTS];
 };
 
-/* 0 or -errno (no randomness for the key). */
-int auth_guard_init(struct auth_guard *g, unsigned max_per_minute);
-void auth_guard_destroy(struct auth_guard *g);
+/*
+ * NULL when out of memory or randomness for the key. The table is calloc'd:
+ * its pages cost memory only once sources fill them.
+ */
+struct auth_guard *auth_guard_new(unsigned max_per_minute);
+void auth_guard_free(struct auth_guard *g);
 
 /* Has this source had max_per_minute failures in the current minute? */
 bool auth_guard_blocked(struct auth_guard *g, const struct sockaddr_storage *peer, uint64_t now_s);
