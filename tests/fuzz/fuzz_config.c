@@ -105,7 +105,8 @@ static void check_rule(const struct config *c, const struct rule *r)
 
 static void check_config(const struct config *c)
 {
-	CHECK(c->n_inbounds >= 1 && c->n_inbounds <= CONFIG_MAX_INBOUNDS);
+	/* Something to run: an inbound, or a [wireguard NAME] interface alone. */
+	CHECK((c->n_inbounds >= 1 || c->n_wireguards >= 1) && c->n_inbounds <= CONFIG_MAX_INBOUNDS);
 	/* "direct" and "block" always exist, defined or implicit */
 	CHECK(c->n_outbounds >= 2 && c->n_outbounds <= CONFIG_MAX_OUTBOUNDS);
 	CHECK(config_outbound_index(c, "direct") >= 0 && config_outbound_index(c, "block") >= 0);
