@@ -16,6 +16,8 @@ enum socks5_wire {
 	SOCKS5_CMD_CONNECT = 0x01,
 	SOCKS5_CMD_BIND = 0x02,
 	SOCKS5_CMD_UDP_ASSOCIATE = 0x03,
+	/* hev-socks5 extension: UDP datagrams framed inside this TCP connection (socks5_udp.h). */
+	SOCKS5_CMD_FWD_UDP = 0x05,
 
 	SOCKS5_ATYP_IPV4 = 0x01,
 	SOCKS5_ATYP_DOMAIN = 0x03,
