@@ -452,6 +452,8 @@ int main(int argc, char **argv)
 			        strerror(-ret));
 		return EXIT_CONFIG;
 	}
+	/* Before anything else logs: the wg-quick files' and the users audit's warnings too. */
+	log_level = cfg->log_level;
 	if (check && wg_hosted_check(cfg) < 0) {
 		config_free(cfg);
 		return EXIT_CONFIG;
@@ -462,7 +464,6 @@ int main(int argc, char **argv)
 		config_free(cfg);
 		return EXIT_OK;
 	}
-	log_level = cfg->log_level;
 
 	/* Signals go to the main thread only (sigwaitinfo); workers inherit the mask. */
 	signal(SIGPIPE, SIG_IGN);

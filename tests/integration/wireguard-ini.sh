@@ -3,7 +3,8 @@
 # A WireGuard interface declared in spliced.ini ([wireguard NAME] config = FILE) next to a
 # SOCKS5 inbound: --check validates the wg-quick file too; the interface comes up in-process,
 # talks to a `spliced wg up` peer in another namespace (ping, a sha256-checked transfer through
-# the SOCKS5 inbound over the tunnel), and SIGTERM removes it.
+# the SOCKS5 inbound over the tunnel), and SIGTERM removes it. [main] log-level governs the
+# WireGuard code's messages as it does the relay's.
 . "$(dirname "$0")/../lib.sh"
 need ip wg python3 sha256sum
 need_root wireguard-ini || { finish; }
@@ -18,6 +19,8 @@ cat >"$T_TMP/a.conf" <<C
 PrivateKey = $KA_PRIV
 ListenPort = 51830
 Address = 10.78.0.1/24
+# wg-quick's key, ignored by spliced with a warning
+DNS = 10.78.0.53
 
 [Peer]
 PublicKey = $KB_PUB
@@ -37,6 +40,9 @@ PersistentKeepalive = 25
 C
 # relative path: resolved against the INI's directory
 cat >"$T_TMP/a.ini" <<C
+[main]
+log-level = error
+
 [inbound socks]
 type = socks5
 listen = 10.78.0.1:1080
@@ -57,6 +63,13 @@ if [ $rc -eq 2 ] && grep -q "nokey.ini:1: \[wireguard wgx\]: missing key: config
 else fail check/missing-config "rc=$rc out=$out"; fi
 out=$("$SPLICED_BIN" --check -c "$T_TMP/a.ini" 2>&1); rc=$?
 if [ $rc -eq 0 ]; then pass check/good; else fail check/good "rc=$rc out=$out"; fi
+# log-level = error: the wg-quick file's warning (and the open inbound's) stay quiet; at
+# log-level = warn they are printed.
+if grep -q "warn:" <<<"$out"; then fail check/log-level-error-quiet "$out"; else pass check/log-level-error-quiet; fi
+sed 's/^log-level = error/log-level = warn/' "$T_TMP/a.ini" >"$T_TMP/a-warn.ini"
+out=$("$SPLICED_BIN" --check -c "$T_TMP/a-warn.ini" 2>&1)
+if grep -q "a.conf:[0-9]*: DNS is ignored" <<<"$out"; then pass check/log-level-warn-prints
+else fail check/log-level-warn-prints "$out"; fi
 
 netns_new A || { fail setup/netns; finish; }
 netns_new B || { fail setup/netns; finish; }
@@ -91,4 +104,7 @@ else
 	expect_eq stop/exit-0 "$rc" 0
 	if ip -n "$A" link show "$NA" >/dev/null 2>&1; then fail stop/interface-removed; else pass stop/interface-removed; fi
 fi
+# The hosted device ran under log-level = error: none of its warnings (nor the relay's).
+if grep -q "warn:" "$log"; then fail log-level/hosted-error-quiet "$(grep warn: "$log" | head -n 3)"
+else pass log-level/hosted-error-quiet; fi
 finish
