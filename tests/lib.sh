@@ -350,7 +350,9 @@ NFT
 # spliced's workers each own a private descriptor table (unshare(CLONE_FILES)),
 # so /proc/PID/fd shows only the main thread's: look at every task's table and
 # count each open file once (by inode).
-fd_targets() { ls -l /proc/"$1"/task/*/fd 2>/dev/null | awk '$NF ~ /:\[/ || $NF ~ /^\// { print $NF }' | sort -u; }
+# find, not ls -l: ls prints a header line per task, which made the count move with
+# io_uring's io-wq worker threads as they come and go.
+fd_targets() { find /proc/"$1"/task/*/fd -mindepth 1 -maxdepth 1 -printf '%l\n' 2>/dev/null | awk '/:\[/ || /^\// { print }' | sort -u; }
 # fd_count PID: how many open files (sockets, pipes, ...) it holds, each once.
 fd_count() { fd_targets "$1" | wc -l; }
 # sock_count PID: its sockets; pooled pipes may legitimately outlive a connection.
