@@ -22,7 +22,8 @@
  *    RST that closing a socket with unread bytes causes. A bad VER, RSV or
  *    ATYP leaves no way to know the length and fails at once.
  *  - Checks in the request: VER, RSV, ATYP (REP 08), then CMD (REP 07), then
- *    the domain (REP 01).
+ *    the domain (REP 01). CONNECT is always taken; UDP ASSOCIATE and FWD UDP
+ *    only when the caller allowed them (socks5_server_allow()).
  *  - Bytes pipelined by the client after a message are left unconsumed; the
  *    feed convention hands them back on the next call.
  */
@@ -62,6 +63,12 @@ void socks5_server_init(struct socks5_server *s, bool require_auth)
 	memset(s, 0, sizeof(*s));
 	s->state = SOCKS5_S_GREETING;
 	s->require_auth = require_auth;
+}
+
+void socks5_server_allow(struct socks5_server *s, bool udp, bool fwd_udp)
+{
+	s->allow_udp = udp;
+	s->allow_fwd_udp = fwd_udp;
 }
 
 /* RFC 1928 section 3: VER NMETHODS METHODS[NMETHODS] → VER METHOD. */
@@ -177,7 +184,8 @@ static enum proto_res request(struct socks5_server *s, const uint8_t *buf, size_
 		return PROTO_NEED_MORE;
 	*consumed = ADDR_OFF + (size_t)alen;
 	s->cmd = buf[1];
-	if (s->cmd != SOCKS5_CMD_CONNECT)
+	if (s->cmd != SOCKS5_CMD_CONNECT && !(s->cmd == SOCKS5_CMD_UDP_ASSOCIATE && s->allow_udp) &&
+	    !(s->cmd == SOCKS5_CMD_FWD_UDP && s->allow_fwd_udp))
 		return server_fail_rep(s, SOCKS5_ERR_COMMAND, SOCKS5_REP_CMD_NOT_SUPPORTED);
 	return set_target(s, buf + ADDR_OFF);
 }

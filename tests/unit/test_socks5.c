@@ -471,6 +471,47 @@ static void test_request_commands(void)
 	EXPECT_REPLY(&s, 5, 7, 0, 1, 0, 0, 0, 0, 0, 0);
 }
 
+/* UDP ASSOCIATE and FWD UDP only when allowed; each allowance covers its own command only. */
+static void test_request_udp_allowed(void)
+{
+	struct socks5_server s;
+	const struct sockaddr_in *sin = (const struct sockaddr_in *)&s.target.addr;
+
+	server_at_request(&s);
+	socks5_server_allow(&s, true, false);
+	/* The client's own address for the association: 0.0.0.0:0 is the common case. */
+	server_step(&s, BL(5, 3, 0, 1, 0, 0, 0, 0, 0, 0), PROTO_REQUEST, 10);
+	T_EQ_INT(s.cmd, SOCKS5_CMD_UDP_ASSOCIATE);
+	T_EQ_INT(s.target.kind, TARGET_IP);
+	T_EQ_INT(s.target.port, 0);
+	T_EQ_INT(sin->sin_addr.s_addr, 0);
+	T_EQ_INT(s.reply_len, 0);
+	/* The reply carries the relay's address, as a CONNECT's carries the bound one. */
+	{
+		struct sockaddr_in relay = {.sin_family = AF_INET, .sin_port = htons(40000)};
+		relay.sin_addr.s_addr = htonl(0xc0000201);
+		socks5_server_reply(&s, SOCKS5_REP_SUCCEEDED, (const struct sockaddr *)&relay);
+		EXPECT_REPLY(&s, 5, 0, 0, 1, 192, 0, 2, 1, 0x9c, 0x40);
+	}
+	server_at_request(&s);
+	socks5_server_allow(&s, true, false);
+	server_step(&s, BL(5, 5, 0, 1, 0, 0, 0, 0, 0, 0), PROTO_FAIL, 10);
+	EXPECT_REPLY(&s, 5, 7, 0, 1, 0, 0, 0, 0, 0, 0);
+	server_at_request(&s);
+	socks5_server_allow(&s, false, true);
+	server_step(&s, BL(5, 5, 0, 1, 0, 0, 0, 0, 0, 0), PROTO_REQUEST, 10);
+	T_EQ_INT(s.cmd, SOCKS5_CMD_FWD_UDP);
+	server_at_request(&s);
+	socks5_server_allow(&s, false, true);
+	server_step(&s, BL(5, 3, 0, 1, 0, 0, 0, 0, 0, 0), PROTO_FAIL, 10);
+	EXPECT_REPLY(&s, 5, 7, 0, 1, 0, 0, 0, 0, 0, 0);
+	/* BIND stays refused whatever is allowed. */
+	server_at_request(&s);
+	socks5_server_allow(&s, true, true);
+	server_step(&s, BL(5, 2, 0, 1, 0, 0, 0, 0, 0, 0), PROTO_FAIL, 10);
+	EXPECT_REPLY(&s, 5, 7, 0, 1, 0, 0, 0, 0, 0, 0);
+}
+
 static void test_request_bad_atyp(void)
 {
 	struct socks5_server s;
@@ -958,6 +999,7 @@ int main(void)
 	T_RUN(test_request_domain_literals);
 	T_RUN(test_request_bad_domain);
 	T_RUN(test_request_commands);
+	T_RUN(test_request_udp_allowed);
 	T_RUN(test_request_bad_atyp);
 	T_RUN(test_request_bad_version_rsv);
 	T_RUN(test_early_payload);
