@@ -67,9 +67,9 @@ extern const struct loop_module conn_module;
 
 /* A new client connection `fd` accepted on inbound `inbound`. Takes ownership of fd. */
 void conn_accept(struct worker *w, unsigned inbound, int fd, uint32_t src_slot);
-/* Resolver result for the connection in this slot, if it still waits for one. */
-void conn_resolved(struct worker *w, struct conn *c, int err, const struct sockaddr_storage *addrs,
-                   int n);
+/* The resolver's answer for connection o (a resolver_answer_fn), if it still waits for one. */
+void conn_resolved(struct worker *w, struct loop_obj *o, int err,
+                   const struct sockaddr_storage *addrs, int n);
 /* Deadline queues (the worker sets them up): handshake and idle. */
 void conn_hs_timeout(struct loop *l, struct loop_timer *t);
 void conn_idle_timeout(struct loop *l, struct loop_timer *t);

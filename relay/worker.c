@@ -152,6 +152,7 @@ int worker_init(struct worker *w, int id, struct server *srv)
 	                            (unsigned)srv->n_workers);
 	if (ret < 0)
 		return ret;
+	resolver_on_answer(&w->res, LOOP_KIND_CONN, conn_resolved);
 	return loop_add(&w->loop, &w->inbox_obj, LOOP_KIND_WORKER);
 }
 
