@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Unit tests for proto/socks5.c: server and client handshakes, every REP path, every cut. */
 #include "t.h"
+#include "t_target.h"
 
 #include "socks5.h"
 
@@ -685,29 +686,6 @@ static void test_rep_from_connect(void)
 
 /* ---- client ---- */
 
-static struct proto_target domain_target(const char *host, uint16_t port)
-{
-	struct proto_target t;
-
-	memset(&t, 0, sizeof(t));
-	t.kind = TARGET_DOMAIN;
-	t.port = port;
-	snprintf(t.host, sizeof(t.host), "%s", host);
-	return t;
-}
-
-static struct proto_target ip_target(const char *ip, uint16_t port)
-{
-	struct proto_target t;
-
-	memset(&t, 0, sizeof(t));
-	t.kind = TARGET_IP;
-	t.port = port;
-	snprintf(t.host, sizeof(t.host), "%s", ip);
-	T_ASSERT(proto_target_ip_literal(&t));
-	return t;
-}
-
 #define EXPECT_OUT(c, ...) expect_reply((c)->out, (c)->out_len, BL(__VA_ARGS__))
 
 static enum proto_res client_step(struct socks5_client *c, const uint8_t *msg, size_t len,
@@ -735,7 +713,7 @@ static enum proto_res client_step(struct socks5_client *c, const uint8_t *msg, s
 static void test_client_no_auth_domain(void)
 {
 	struct socks5_client c;
-	struct proto_target t = domain_target("example.com", 80);
+	struct proto_target t = t_name("example.com", 80);
 	const struct sockaddr_in *b = (const struct sockaddr_in *)&c.bound;
 
 	T_EQ_INT(socks5_client_init(&c, &t, NULL, NULL), 0);
@@ -755,7 +733,7 @@ static void test_client_no_auth_domain(void)
 static void test_client_auth_ipv6(void)
 {
 	struct socks5_client c;
-	struct proto_target t = ip_target("2001:db8::2", 443);
+	struct proto_target t = t_ip("2001:db8::2", 443);
 	const struct sockaddr_in6 *b = (const struct sockaddr_in6 *)&c.bound;
 
 	T_EQ_INT(socks5_client_init(&c, &t, "alice", "secret"), 0);
@@ -777,7 +755,7 @@ static void test_client_auth_ipv6(void)
 static void test_client_server_skips_auth(void)
 {
 	struct socks5_client c;
-	struct proto_target t = ip_target("192.0.2.5", 25);
+	struct proto_target t = t_ip("192.0.2.5", 25);
 
 	T_EQ_INT(socks5_client_init(&c, &t, "alice", "secret"), 0);
 	client_step(&c, BL(5, 0), PROTO_REPLY, 2);
@@ -787,7 +765,7 @@ static void test_client_server_skips_auth(void)
 static void test_client_auth_version5_tolerated(void)
 {
 	struct socks5_client c;
-	struct proto_target t = domain_target("h", 1);
+	struct proto_target t = t_name("h", 1);
 	size_t used;
 
 	socks5_client_init(&c, &t, "u", "p");
@@ -799,7 +777,7 @@ static void test_client_auth_version5_tolerated(void)
 static void test_client_failures(void)
 {
 	struct socks5_client c;
-	struct proto_target t = domain_target("example.org", 443);
+	struct proto_target t = t_name("example.org", 443);
 	size_t used;
 
 	socks5_client_init(&c, &t, "u", "p");
@@ -827,7 +805,7 @@ static void test_client_failures(void)
 static void test_client_rep_codes(void)
 {
 	struct socks5_client c;
-	struct proto_target t = domain_target("example.org", 443);
+	struct proto_target t = t_name("example.org", 443);
 	size_t used;
 
 	for (unsigned rep = 1; rep <= 0xff; rep++) {
@@ -844,7 +822,7 @@ static void test_client_rep_codes(void)
 static void test_client_reply_variants(void)
 {
 	struct socks5_client c;
-	struct proto_target t = domain_target("example.org", 443);
+	struct proto_target t = t_name("example.org", 443);
 	size_t used;
 
 	/* BND as a domain: parsed and skipped, bound stays AF_UNSPEC */
@@ -881,7 +859,7 @@ static void test_client_cuts(void)
 
 	for (size_t chunk = sizeof(srv); chunk >= 1; chunk--) {
 		struct socks5_client c;
-		struct proto_target t = domain_target("example.net", 8443);
+		struct proto_target t = t_name("example.net", 8443);
 		uint8_t buf[BUF_MAX];
 		size_t have = 0, off = 0, got_len = 0;
 		enum proto_res res = PROTO_NEED_MORE;
@@ -925,7 +903,7 @@ static void test_client_cuts(void)
 static void test_client_ip_targets(void)
 {
 	struct socks5_client c;
-	struct proto_target t = ip_target("::ffff:10.9.8.7", 53);
+	struct proto_target t = t_ip("::ffff:10.9.8.7", 53);
 	size_t used;
 
 	socks5_client_init(&c, &t, NULL, NULL);
@@ -933,7 +911,7 @@ static void test_client_ip_targets(void)
 	EXPECT_OUT(&c, 5, 1, 0, 1, 10, 9, 8, 7, 0, 53);
 
 	/* port 0 in the sockaddr: target.port is used */
-	t = ip_target("10.0.0.9", 0);
+	t = t_ip("10.0.0.9", 0);
 	t.port = 8000;
 	socks5_client_init(&c, &t, NULL, NULL);
 	socks5_client_feed(&c, BL(5, 0), &used);
@@ -943,7 +921,7 @@ static void test_client_ip_targets(void)
 static void test_client_init_limits(void)
 {
 	struct socks5_client c;
-	struct proto_target t = domain_target("x", 1);
+	struct proto_target t = t_name("x", 1);
 	char cred[PROTO_CRED_MAX + 2];
 	size_t used;
 

@@ -2,6 +2,7 @@
 /* Unit tests for proto/socks5_udp.c and socks5_addr.c: RFC 1928 datagram headers and
  * hev-socks5 UDP-in-TCP frames, against golden octets written from the two formats' text. */
 #include "t.h"
+#include "t_target.h"
 
 #include "socks5.h"
 #include "socks5_udp.h"
@@ -12,36 +13,6 @@
 T_SUITE("socks5_udp");
 
 #define B(...) ((const uint8_t[]){__VA_ARGS__})
-
-static struct proto_target ip4(const char *a, uint16_t port)
-{
-	struct proto_target t = {.kind = TARGET_IP, .port = port};
-	struct sockaddr_in *s = (struct sockaddr_in *)&t.addr;
-
-	s->sin_family = AF_INET;
-	s->sin_port = htons(port);
-	inet_pton(AF_INET, a, &s->sin_addr);
-	return t;
-}
-
-static struct proto_target ip6(const char *a, uint16_t port)
-{
-	struct proto_target t = {.kind = TARGET_IP, .port = port};
-	struct sockaddr_in6 *s = (struct sockaddr_in6 *)&t.addr;
-
-	s->sin6_family = AF_INET6;
-	s->sin6_port = htons(port);
-	inet_pton(AF_INET6, a, &s->sin6_addr);
-	return t;
-}
-
-static struct proto_target name(const char *n, uint16_t port)
-{
-	struct proto_target t = {.kind = TARGET_DOMAIN, .port = port};
-
-	snprintf(t.host, sizeof(t.host), "%s", n);
-	return t;
-}
 
 /* RFC 1928 section 7: 00 00 FRAG ATYP ADDR PORT DATA. 192.0.2.1:53, then "hi". */
 static const uint8_t golden_v4[] = {0, 0, 0, 1, 192, 0, 2, 1, 0, 53, 'h', 'i'};
@@ -81,18 +52,18 @@ static void test_parse_golden(void)
 static void test_put_golden(void)
 {
 	uint8_t p[SOCKS5_UDP_HDR_MAX];
-	struct proto_target t = ip4("192.0.2.1", 53);
+	struct proto_target t = t_ip("192.0.2.1", 53);
 
 	T_EQ_INT(socks5_udp_put_header(p, &t), 10);
 	T_EQ_MEM(p, golden_v4, 10);
-	t = ip6("2001:db8::1", 443);
+	t = t_ip("2001:db8::1", 443);
 	T_EQ_INT(socks5_udp_put_header(p, &t), 22);
 	T_EQ_MEM(p, golden_v6, 22);
-	t = name("example.org", 8080);
+	t = t_name("example.org", 8080);
 	T_EQ_INT(socks5_udp_put_header(p, &t), sizeof(golden_name));
 	T_EQ_MEM(p, golden_name, sizeof(golden_name));
 	/* A reply's source from a dual-stack socket: ::ffff:192.0.2.1 is written as IPv4. */
-	t = ip6("::ffff:192.0.2.1", 53);
+	t = t_ip("::ffff:192.0.2.1", 53);
 	T_EQ_INT(socks5_udp_put_header_sa(p, (const struct sockaddr *)&t.addr), 10);
 	T_EQ_MEM(p, golden_v4, 10);
 }
@@ -214,13 +185,13 @@ static void test_tcpudp_golden(void)
 	T_EQ_INT(off + hl + dl, n);
 
 	/* Written back: the same octets. */
-	t = ip4("192.0.2.1", 53);
+	t = t_ip("192.0.2.1", 53);
 	T_EQ_INT(socks5_tcpudp_put_header(p, &t, 2), 10);
 	T_EQ_MEM(p, frame_v4, 10);
-	t = ip6("2001:db8::1", 443);
+	t = t_ip("2001:db8::1", 443);
 	T_EQ_INT(socks5_tcpudp_put_header_sa(p, (const struct sockaddr *)&t.addr, 300), 22);
 	T_EQ_MEM(p, frame_v6_hdr, 22);
-	t = name("example.org", 8080);
+	t = t_name("example.org", 8080);
 	T_EQ_INT(socks5_tcpudp_put_header(p, &t, 0), 18);
 	T_EQ_MEM(p, frame_name, 18);
 	T_EQ_INT(socks5_tcpudp_put_header(p, &t, SOCKS5_TCPUDP_DATA_MAX), 18);
@@ -259,10 +230,10 @@ static void test_tcpudp_refusals(void)
 		char n[250];
 		memset(n, 'a', 249);
 		n[249] = '\0';
-		struct proto_target lt = name(n, 1);
+		struct proto_target lt = t_name(n, 1);
 		T_EQ_INT(socks5_tcpudp_put_header(p, &lt, 1), 0);
 		n[248] = '\0';
-		lt = name(n, 1);
+		lt = t_name(n, 1);
 		T_EQ_INT(socks5_tcpudp_put_header(p, &lt, 1), 255);
 		T_EQ_INT(p[2], 255);
 		/* ...and one claimed with 249 octets is refused whatever HDRLEN says. */
@@ -288,7 +259,7 @@ static void test_addr_codec(void)
 	T_EQ_INT(socks5_addr_put_sockaddr(p, NULL), 7);
 	T_EQ_MEM(p, B(1, 0, 0, 0, 0, 0, 0), 7);
 	/* A target whose address carries port 0 takes target.port. */
-	t = ip4("192.0.2.1", 0);
+	t = t_ip("192.0.2.1", 0);
 	t.port = 53;
 	T_EQ_INT(socks5_addr_put_target(p, &t), 7);
 	T_EQ_MEM(p, B(1, 192, 0, 2, 1, 0, 53), 7);
