@@ -9,24 +9,13 @@
 #include <string.h>
 
 #include "t.h"
+#include "t_config.h"
 #include "t_target.h"
 #include "config.h"
 #include "egress.h"
 #include "hostaddr.h"
 
 T_SUITE("egress");
-
-static struct config *load(const char *text)
-{
-	struct config *c = NULL;
-	int rc = config_load_string("t.ini", text, &c, stdout);
-
-	if (rc != 0 || !c) {
-		printf("  config_load_string: %d\n", rc);
-		return NULL;
-	}
-	return c;
-}
 
 /*
  * The host-ownership answer, scripted: fake_owned_addr is "ours", every

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "t.h"
+#include "t_config.h"
 #include "t_target.h"
 #include "config.h"
 #include "route.h"
@@ -20,18 +21,6 @@ T_SUITE("route");
 	"[outbound direct]\ntype = direct\n[outbound block]\ntype = block\n"
 
 enum { OUT_A, OUT_B, OUT_C, OUT_DIRECT, OUT_BLOCK };
-
-static struct config *load(const char *text)
-{
-	struct config *c = NULL;
-	int rc = config_load_string("t.ini", text, &c, stdout);
-
-	if (rc != 0 || !c) {
-		printf("  config_load_string: %d\n", rc);
-		return NULL;
-	}
-	return c;
-}
 
 /* route_pick with no inbound (or one without a forced outbound). */
 static int pick_ip(const struct config *c, const char *addr, uint16_t port)
