@@ -38,6 +38,12 @@ struct inbound_ops {
 	/* After PROTO_REQUEST: where the client wants to go. */
 	const struct proto_target *(*target)(const void *st);
 	/*
+	 * Optional, after PROTO_REQUEST: the request is a UDP association
+	 * (SOCKS5 UDP ASSOCIATE; target() is then where the client will send
+	 * from), not a connect.
+	 */
+	bool (*udp)(const void *st);
+	/*
 	 * The answer to the request, in the client's protocol: r is CONNECT_OK
 	 * (bound: the address the outbound leg is bound to, or NULL) or why not.
 	 * len 0: the protocol has no answer (forward).

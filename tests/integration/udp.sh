@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# SOCKS5 UDP ASSOCIATE (RFC 1928 section 7) on loopback, under ASan when it is built:
+# datagrams of 1, 512, 1400 and 65,000 bytes echoed byte-exact to IPv4 and IPv6 targets,
+# with and without auth; datagrams from a foreign socket, FRAG != 0, malformed headers and
+# blocked destinations dropped and counted; the association ends with its TCP connection
+# and at udp-timeout; udp = off (the default) still answers REP 07.
+. "$(dirname "$0")/../lib.sh"
+need_spliced
+need python3
+UA=$T_TOP/tests/tools/udpassoc.py
+
+# A UDP echo server on 127.0.0.1 and [::1], same port.
+EP=$(free_port)
+python3 -c '
+import socket, sys, threading
+port = int(sys.argv[1])
+def serve(fam, host):
+    s = socket.socket(fam, socket.SOCK_DGRAM)
+    s.bind((host, port))
+    while True:
+        d, a = s.recvfrom(70000)
+        s.sendto(d, a)
+for fam, host in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
+    threading.Thread(target=serve, args=(fam, host), daemon=True).start()
+print("ready", flush=True)
+threading.Event().wait()
+' "$EP" >"$T_TMP/echo.out" 2>&1 &
+on_cleanup_pid $!
+for _ in $(seq 50); do grep -q ready "$T_TMP/echo.out" && break; sleep 0.1; done
+
+P_UDP=$(free_port) P_AUTH=$(free_port) P_OFF=$(free_port) P_SHORT=$(free_port) P_V6=$(free_port)
+P_BLOCKED=$(free_port)
+use_asan_spliced
+start_spliced "
+[main]
+log-level = debug
+udp-timeout = 5s
+
+[inbound udp]
+type = socks5
+listen = 127.0.0.1:$P_UDP
+udp = on
+
+[inbound udp6]
+type = socks5
+listen = [::1]:$P_V6
+udp = on
+
+[inbound auth]
+type = socks5
+listen = 127.0.0.1:$P_AUTH
+user = alice:secret
+udp = on
+
+[inbound off]
+type = socks5
+listen = 127.0.0.1:$P_OFF
+
+[outbound nope]
+type = block
+
+[route]
+rule = port $P_BLOCKED -> nope
+default = direct
+" || { fail start "spliced did not start"; finish; }
+
+# expect_lines NAME OUTPUT WANT...: every WANT line (a grep -x pattern) is in OUTPUT.
+expect_lines() {
+	local name=$1 out=$2 w
+	shift 2
+	for w in "$@"; do
+		if ! grep -qxE "$w" <<<"$out"; then fail "$name" "no line '$w' in: $(tr '\n' '|' <<<"$out")"; return; fi
+	done
+	pass "$name"
+}
+
+o=$(timeout 30 python3 "$UA" 127.0.0.1 "$P_UDP" echo 127.0.0.1 "$EP" 1 echo 127.0.0.1 "$EP" 512 \
+	echo 127.0.0.1 "$EP" 1400 echo 127.0.0.1 "$EP" 65000 echo ::1 "$EP" 1400 echo ::1 "$EP" 65000 2>&1)
+expect_lines echo/ipv4-and-ipv6-targets "$o" "assoc 127\.0\.0\.1 [0-9]+" \
+	"echo 1 ok 127\.0\.0\.1:$EP" "echo 512 ok 127\.0\.0\.1:$EP" "echo 1400 ok 127\.0\.0\.1:$EP" \
+	"echo 65000 ok 127\.0\.0\.1:$EP" "echo 1400 ok ::1:$EP" "echo 65000 ok ::1:$EP"
+# A name (from /etc/hosts: no DNS server is asked) is looked up once and kept; "127.1"
+# is the address it spells.
+o=$(timeout 30 python3 "$UA" 127.0.0.1 "$P_UDP" echo localhost "$EP" 100 echo localhost "$EP" 200 \
+	echo 127.1 "$EP" 300 2>&1)
+expect_lines echo/names "$o" "echo 100 ok (127\.0\.0\.1|::1):$EP" "echo 200 ok (127\.0\.0\.1|::1):$EP" \
+	"echo 300 ok 127\.0\.0\.1:$EP"
+o=$(timeout 30 python3 "$UA" ::1 "$P_V6" echo ::1 "$EP" 1400 echo 127.0.0.1 "$EP" 512 2>&1)
+expect_lines echo/over-ipv6-inbound "$o" "assoc ::1 [0-9]+" "echo 1400 ok ::1:$EP" "echo 512 ok 127\.0\.0\.1:$EP"
+o=$(timeout 30 python3 "$UA" 127.0.0.1 "$P_AUTH" --user alice --pass secret echo 127.0.0.1 "$EP" 1400 2>&1)
+expect_lines echo/with-auth "$o" "echo 1400 ok 127\.0\.0\.1:$EP"
+o=$(timeout 30 python3 "$UA" 127.0.0.1 "$P_AUTH" --user alice --pass wrong echo 127.0.0.1 "$EP" 1 2>&1)
+expect_lines auth/wrong-password-refused "$o" "auth refused"
+o=$(timeout 30 python3 "$UA" 127.0.0.1 "$P_OFF" echo 127.0.0.1 "$EP" 1 2>&1)
+expect_lines off/rep-07 "$o" "rep 7"
+
+# Drops: a foreign socket (another port on the client's address); FRAG 1; a short header,
+# an unknown ATYP; a blocked port. The association keeps working after each of them.
+# Declared port: the foreign socket is refused even before the client's first datagram.
+frag=$(printf '000001017f000001%04x41' "$EP")
+bad_atyp=$(printf '000000097f000001%04x41' "$EP")
+o=$(timeout 30 python3 "$UA" 127.0.0.1 "$P_UDP" --declare foreign 127.0.0.1 "$EP" raw "$frag" \
+	quiet 0.5 raw 0000 raw "$bad_atyp" quiet 0.5 echo 127.0.0.1 "$P_BLOCKED" 1 \
+	echo 127.0.0.1 "$EP" 100 2>&1)
+expect_lines drops/foreign-frag-malformed-blocked "$o" "foreign ok" "quiet ok" "echo 1 lost" \
+	"echo 100 ok 127\.0\.0\.1:$EP"
+# Undeclared port (0.0.0.0:0): the client's first datagram fixes it; a foreign port after it is refused.
+o=$(timeout 30 python3 "$UA" 127.0.0.1 "$P_UDP" echo 127.0.0.1 "$EP" 10 foreign 127.0.0.1 "$EP" \
+	echo 127.0.0.1 "$EP" 20 2>&1)
+expect_lines drops/foreign-after-first-datagram "$o" "echo 10 ok 127\.0\.0\.1:$EP" "foreign ok" \
+	"echo 20 ok 127\.0\.0\.1:$EP"
+
+# The association ends with its TCP connection.
+o=$(timeout 30 python3 "$UA" 127.0.0.1 "$P_UDP" echo 127.0.0.1 "$EP" 10 close quiet 0.3 \
+	after-close 127.0.0.1 "$EP" 2>&1)
+expect_lines lifetime/ends-with-tcp "$o" "echo 10 ok 127\.0\.0\.1:$EP" "closed" "after-close lost"
+
+# udp-timeout (5 s here): an association without datagrams ends, and so does its connection.
+python3 - 127.0.0.1 "$P_UDP" >"$T_TMP/idle.out" 2>&1 <<'PY' &
+import socket, sys, time
+t = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=10)
+t.sendall(b"\x05\x01\x00"); t.recv(2)
+t.sendall(b"\x05\x03\x00\x01\x00\x00\x00\x00\x00\x00"); t.recv(10)
+t0 = time.time()
+print("eof" if t.recv(1) == b"" else "data", "%.1f" % (time.time() - t0), flush=True)
+PY
+IDLE=$!
+wait "$IDLE"
+o=$(cat "$T_TMP/idle.out")
+case "$o" in
+eof\ [56].*) pass "lifetime/udp-timeout-closes-connection"; echo "# idle association: $o s" ;;
+*) fail "lifetime/udp-timeout-closes-connection" "$o" ;;
+esac
+
+if kill -0 "$SPLICED_PID" 2>/dev/null; then pass alive; else fail alive "spliced exited"; fi
+# A stop does not wait drain-timeout (5 s) for an open association: it ends at once.
+timeout 30 python3 "$UA" 127.0.0.1 "$P_UDP" echo 127.0.0.1 "$EP" 10 quiet 20 >"$T_TMP/held.out" 2>&1 &
+on_cleanup_pid $!
+for _ in $(seq 50); do grep -q "echo 10 ok" "$T_TMP/held.out" && break; sleep 0.1; done
+t0=$(now_ms)
+stop_spliced
+rc=$?
+ms=$(($(now_ms) - t0))
+expect_eq sigterm-exit "$rc" 0 "exit status"
+if [ "$ms" -lt 2000 ]; then pass "stop/open-association-ends-at-once"; echo "# SIGTERM with an association open: exit after $ms ms"
+else fail "stop/open-association-ends-at-once" "exit after $ms ms (drain-timeout 5 s)"; fi
+stats=$(grep -o 'stats: relay: .*' "$SPLICED_LOG" | tail -n 1)
+echo "# ${stats//stats: relay: /}" | tr ' ' '\n' | grep -E '^udp_' | tr '\n' ' '; echo
+for want in "udp_foreign=[1-9]" "udp_frag=1 " "udp_malformed=2 " "udp_blocked=1 " "udp_timeouts=[1-9]" "udp_up=[1-9]" "udp_down=[1-9]"; do
+	if grep -qE "$want" <<<"$stats "; then pass "counted/${want%%=*}"; else fail "counted/${want%%=*}" "$stats"; fi
+done
+expect_clean_log clean-log
+finish
