@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # SOCKS5 UDP ASSOCIATE (RFC 1928 section 7) on loopback, under ASan when it is built:
-# datagrams of 1, 512, 1400 and 65,000 bytes echoed byte-exact to IPv4 and IPv6 targets,
-# with and without auth; datagrams from a foreign socket, FRAG != 0, malformed headers and
-# blocked destinations dropped and counted; the association ends with its TCP connection
-# and at udp-timeout; udp = off (the default) still answers REP 07.
+# datagrams of 1, 512, 1400 and 65,000 bytes echoed byte-exact to IPv4 and IPv6 targets and
+# to names, with and without auth; datagrams from a foreign socket, FRAG != 0, malformed
+# headers and blocked destinations dropped and counted; endpoint-independent filtering;
+# udp-ports and udp-advertise; the association ends with its TCP connection, at udp-timeout
+# and at once on SIGTERM; udp = off (the default) still answers REP 07.
 . "$(dirname "$0")/../lib.sh"
 need_spliced
 need python3
@@ -28,9 +29,27 @@ threading.Event().wait()
 ' "$EP" >"$T_TMP/echo.out" 2>&1 &
 on_cleanup_pid $!
 for _ in $(seq 50); do grep -q ready "$T_TMP/echo.out" && break; sleep 0.1; done
+# A "reflector": takes datagrams on RP and answers each from another socket, port RP2.
+RP=$(free_port) RP2=$(free_port)
+python3 -c '
+import socket, sys
+a = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); a.bind(("127.0.0.1", int(sys.argv[1])))
+b = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); b.bind(("127.0.0.1", int(sys.argv[2])))
+print("ready", flush=True)
+while True:
+    d, src = a.recvfrom(70000)
+    b.sendto(d, src)
+' "$RP" "$RP2" >"$T_TMP/refl.out" 2>&1 &
+on_cleanup_pid $!
+for _ in $(seq 50); do grep -q ready "$T_TMP/refl.out" && break; sleep 0.1; done
 
 P_UDP=$(free_port) P_AUTH=$(free_port) P_OFF=$(free_port) P_SHORT=$(free_port) P_V6=$(free_port)
-P_BLOCKED=$(free_port)
+P_BLOCKED=$(free_port) P_RANGE=$(free_port)
+# Two relay ports for the udp-ports inbound: a third association at once finds none.
+for _ in $(seq 20); do
+	R_LO=$(free_port) R_HI=$((R_LO + 1))
+	[ -z "$(ss -Huan "( sport = :$R_LO or sport = :$R_HI )")" ] && break
+done
 use_asan_spliced
 start_spliced "
 [main]
@@ -56,6 +75,13 @@ udp = on
 [inbound off]
 type = socks5
 listen = 127.0.0.1:$P_OFF
+
+[inbound range]
+type = socks5
+listen = 127.0.0.1:$P_RANGE
+udp = on
+udp-ports = $R_LO-$R_HI
+udp-advertise = 192.0.2.10
 
 [outbound nope]
 type = block
@@ -110,6 +136,25 @@ o=$(timeout 30 python3 "$UA" 127.0.0.1 "$P_UDP" echo 127.0.0.1 "$EP" 10 foreign 
 	echo 127.0.0.1 "$EP" 20 2>&1)
 expect_lines drops/foreign-after-first-datagram "$o" "echo 10 ok 127\.0\.0\.1:$EP" "foreign ok" \
 	"echo 20 ok 127\.0\.0\.1:$EP"
+
+# Endpoint-independent filtering: a reply from another port of the destination's host is
+# passed on, with that port in the header.
+o=$(timeout 30 python3 "$UA" 127.0.0.1 "$P_UDP" echo 127.0.0.1 "$RP" 64 2>&1)
+expect_lines filtering/endpoint-independent "$o" "echo 64 ok 127\.0\.0\.1:$RP2"
+
+# udp-ports and udp-advertise: BND is the advertised address with a port of the range; a third
+# association while two hold both ports is refused with REP 01.
+for i in 1 2; do
+	timeout 30 python3 "$UA" 127.0.0.1 "$P_RANGE" quiet 4 >"$T_TMP/range$i.out" 2>&1 &
+	on_cleanup_pid $!
+done
+for _ in $(seq 50); do [ "$(cat "$T_TMP"/range[12].out 2>/dev/null | grep -c '^assoc')" = 2 ] && break; sleep 0.1; done
+ports=$(cat "$T_TMP"/range[12].out | awk '/^assoc/ { print $3 }' | sort | tr '\n' ' ')
+addrs=$(cat "$T_TMP"/range[12].out | awk '/^assoc/ { print $2 }' | sort -u | tr '\n' ' ')
+expect_eq udp-ports/both-ports-used "$ports" "$R_LO $R_HI " "relay ports"
+expect_eq udp-advertise/bnd-address "$addrs" "192.0.2.10 " "BND.ADDR"
+o=$(timeout 30 python3 "$UA" 127.0.0.1 "$P_RANGE" echo 127.0.0.1 "$EP" 1 2>&1)
+expect_lines udp-ports/none-free-rep-01 "$o" "rep 1"
 
 # The association ends with its TCP connection.
 o=$(timeout 30 python3 "$UA" 127.0.0.1 "$P_UDP" echo 127.0.0.1 "$EP" 10 close quiet 0.3 \
