@@ -4,11 +4,11 @@
 # datagrams of 1, 512, 1400 and 65,000 bytes echoed byte-exact to IPv4 and IPv6 targets and
 # to names, with and without auth; datagrams from a foreign socket, FRAG != 0, malformed
 # headers and blocked destinations dropped and counted; endpoint-independent filtering;
-# udp-ports and udp-advertise; the association ends with its TCP connection, at udp-timeout
+# udp-ports and udp-advertise; 10,000 DNS queries to a dnsmasq, all answered; the association ends with its TCP connection, at udp-timeout
 # and at once on SIGTERM; udp = off (the default) still answers REP 07.
 . "$(dirname "$0")/../lib.sh"
 need_spliced
-need python3
+need python3 dnsmasq ss
 UA=$T_TOP/tests/tools/udpassoc.py
 
 # A UDP echo server on 127.0.0.1 and [::1], same port.
@@ -155,6 +155,51 @@ expect_eq udp-ports/both-ports-used "$ports" "$R_LO $R_HI " "relay ports"
 expect_eq udp-advertise/bnd-address "$addrs" "192.0.2.10 " "BND.ADDR"
 o=$(timeout 30 python3 "$UA" 127.0.0.1 "$P_RANGE" echo 127.0.0.1 "$EP" 1 2>&1)
 expect_lines udp-ports/none-free-rep-01 "$o" "rep 1"
+
+# 10,000 DNS queries through one association to a dnsmasq we start (32 in flight at a time),
+# every one answered with the address dnsmasq was told to give.
+DP=$(free_port)
+dnsmasq --no-daemon --no-resolv --no-hosts --user=root --pid-file= --bind-interfaces \
+	--listen-address=127.0.0.1 --port="$DP" --address=/example.test/10.1.2.3 --cache-size=0 \
+	>"$T_TMP/dnsmasq.log" 2>&1 &
+on_cleanup_pid $!
+for _ in $(seq 50); do [ -n "$(ss -Huln "( sport = :$DP )")" ] && break; sleep 0.1; done
+o=$(timeout 120 python3 - 127.0.0.1 "$P_UDP" "$DP" <<'PY' 2>&1
+import socket, struct, sys
+proxy, pport, dport = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+t = socket.create_connection((proxy, pport), timeout=10)
+t.sendall(b"\x05\x01\x00"); t.recv(2)
+t.sendall(b"\x05\x03\x00\x01\x00\x00\x00\x00\x00\x00")
+r = t.recv(10)
+relay = (socket.inet_ntoa(r[4:8]), struct.unpack(">H", r[8:10])[0])
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+u.settimeout(5)
+hdr = b"\x00\x00\x00\x01" + socket.inet_aton("127.0.0.1") + struct.pack(">H", dport)
+def query(i):
+    name = b"".join(bytes([len(l)]) + l for l in (b"q%d" % i, b"example", b"test")) + b"\x00"
+    return hdr + struct.pack(">HHHHHH", i, 0x0100, 1, 0, 0, 0) + name + struct.pack(">HH", 1, 1)
+N, W = 10000, 32
+sent = answered = good = 0
+seen = set()
+while answered < N:
+    while sent < N and sent - answered < W:
+        u.sendto(query(sent), relay); sent += 1
+    try:
+        d, _ = u.recvfrom(4096)
+    except socket.timeout:
+        break
+    m = d[10:]
+    qid, flags, qd, an = struct.unpack(">HHHH", m[:8])
+    if qid in seen:
+        continue
+    seen.add(qid)
+    answered += 1
+    if flags & 0xf == 0 and an == 1 and m[-4:] == socket.inet_aton("10.1.2.3"):
+        good += 1
+print("dns sent %d answered %d good %d" % (sent, answered, good))
+PY
+)
+expect_eq dns/10000-queries-answered "$o" "dns sent 10000 answered 10000 good 10000" "client says"
 
 # The association ends with its TCP connection.
 o=$(timeout 30 python3 "$UA" 127.0.0.1 "$P_UDP" echo 127.0.0.1 "$EP" 10 close quiet 0.3 \
