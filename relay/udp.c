@@ -507,6 +507,13 @@ static void complete(struct loop *l, struct loop_obj *o, unsigned op,
 		udp_assoc_close(a);
 		return;
 	}
+	/* An error queued on the socket (an ICMP report) would make every poll return at once. */
+	if (cqe->res & POLLERR) {
+		int e;
+		socklen_t el = sizeof(e);
+
+		getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &el);
+	}
 	drain(a, fd, op == UDP_OP_RELAY);
 	if (!a->obj.closed)
 		arm(a, op, fd);
