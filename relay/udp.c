@@ -112,6 +112,30 @@ static bool from_client(struct udp_assoc *a, const struct sockaddr_storage *src)
 	return true;
 }
 
+/*
+ * Whether the request's DST names the port the client will send from: a
+ * port, with the client's own address or none (0.0.0.0, ::). Some clients
+ * (v2ray) put the destination there instead; a DST with another address is
+ * not about the client, and the port is learned from its first datagram.
+ */
+static bool declares_port(const struct proto_target *declared,
+                          const struct sockaddr_storage *client)
+{
+	struct sockaddr_storage d;
+	static const uint8_t zero[16];
+
+	if (declared->kind != TARGET_IP || !declared->port)
+		return false;
+	d = declared->addr;
+	unmap(&d);
+	if (d.ss_family == AF_INET && ((const struct sockaddr_in *)&d)->sin_addr.s_addr == 0)
+		return true;
+	if (d.ss_family == AF_INET6 &&
+	    !memcmp(&((const struct sockaddr_in6 *)&d)->sin6_addr, zero, 16))
+		return true;
+	return same_ip(&d, client);
+}
+
 /* The relay socket on local's address: a port of lo..hi (from a random start), or any. */
 static int relay_socket(const struct sockaddr_storage *local, uint16_t lo, uint16_t hi)
 {
@@ -163,8 +187,7 @@ int udp_assoc_open(struct conn *c, const struct sockaddr_storage *peer,
 	a->out_fd[0] = a->out_fd[1] = -1;
 	a->client = *peer;
 	unmap(&a->client);
-	/* A declared port is the one to take datagrams from; 0 means "not known yet". */
-	if (declared->kind == TARGET_IP && declared->port) {
+	if (declares_port(declared, &a->client)) {
 		set_port(&a->client, htons(declared->port));
 		a->port_known = true;
 	}
