@@ -69,7 +69,7 @@ def main():
         if recv_exact(t, 2)[1] != 0:
             print("auth refused"); sys.exit(2)
     u = socket.socket(fam, socket.SOCK_DGRAM)
-    u.bind((phost, 0))
+    u.bind(("0.0.0.0" if fam == socket.AF_INET else "::", 0))
     if declare:
         dh, dp = u.getsockname()[:2]
     else:
@@ -89,13 +89,13 @@ def main():
         if c == "echo":
             host, port, size = cmds[i + 1], int(cmds[i + 2]), int(cmds[i + 3]); i += 4
             data = os.urandom(size)
-            u.sendto(b"\x00\x00\x00" + addr_field(host, port) + data, relay)
             try:
+                u.sendto(b"\x00\x00\x00" + addr_field(host, port) + data, relay)
                 d, _ = u.recvfrom(70000)
                 h, p, n = parse_addr(d[3:])
                 ok = d[:3] == b"\x00\x00\x00" and d[3 + n:] == data
                 print("echo %d %s %s:%d" % (size, "ok" if ok else "corrupt", h, p), flush=True)
-            except socket.timeout:
+            except (socket.timeout, OSError):
                 print("echo %d lost" % size, flush=True)
         elif c == "raw":
             u.sendto(bytes.fromhex(cmds[i + 1]), relay); i += 2
@@ -112,7 +112,7 @@ def main():
         elif c == "foreign":
             host, port = cmds[i + 1], int(cmds[i + 2]); i += 3
             f = socket.socket(fam, socket.SOCK_DGRAM)
-            f.bind((phost, 0))
+            f.bind(("0.0.0.0" if fam == socket.AF_INET else "::", 0))
             f.settimeout(0.5)
             f.sendto(b"\x00\x00\x00" + addr_field(host, port) + b"x", relay)
             heard = 0
