@@ -255,7 +255,7 @@ static bool check_user(struct conn *c)
  * (RFC 1928 section 7): its client leg is watched for EOF or a reset, and
  * anything the client sends on it is read and dropped.
  */
-static void start_udp(struct conn *c)
+static void start_udp(struct conn *c, enum inbound_udp kind)
 {
 	struct conn_hs *hs = c->hs;
 	struct sockaddr_storage peer, local, bound;
@@ -269,7 +269,11 @@ static void start_udp(struct conn *c)
 		conn_close(c, false);
 		return;
 	}
-	ret = udp_assoc_open(c, &peer, &local, hs->in->target(hs->in_st), &c->udp, &bound);
+	bound = local; /* UDP-in-TCP: the datagrams come this way */
+	if (kind == INBOUND_UDP_IN_TCP)
+		ret = udp_assoc_open_tcp(c, c->leg[LEG_IN].fd, &c->udp);
+	else
+		ret = udp_assoc_open(c, &peer, &local, hs->in->target(hs->in_st), &c->udp, &bound);
 	if (ret < 0) {
 		log_debug_rl("udp: no association: %s", strerror(-ret));
 		conn_fail(c, CONNECT_GENERAL_FAILURE);
@@ -277,6 +281,11 @@ static void start_udp(struct conn *c)
 	}
 	reply = hs->in->reply(hs->in_st, CONNECT_OK, (const struct sockaddr *)&bound, &len);
 	if (send_all(c->leg[LEG_IN].fd, reply, len) < 0) {
+		conn_close(c, false);
+		return;
+	}
+	/* Frames the client sent right behind its request. */
+	if (kind == INBOUND_UDP_IN_TCP && hs->len && !udp_tcp_early(c->udp, hs->buf, hs->len)) {
 		conn_close(c, false);
 		return;
 	}
@@ -289,11 +298,20 @@ static void start_udp(struct conn *c)
 static void udp_control_readable(struct conn *c)
 {
 	uint8_t junk[512];
-	ssize_t n = recv(c->leg[LEG_IN].fd, junk, sizeof(junk), MSG_DONTWAIT);
+	ssize_t n;
 
-	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-		conn_close(c, false);
-		return;
+	if (c->udp && c->udp->tcp_fd >= 0) {
+		/* UDP-in-TCP: the bytes are the datagrams. */
+		if (!udp_tcp_readable(c->udp)) {
+			conn_close(c, false);
+			return;
+		}
+	} else {
+		n = recv(c->leg[LEG_IN].fd, junk, sizeof(junk), MSG_DONTWAIT);
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+			conn_close(c, false);
+			return;
+		}
 	}
 	conn_arm_poll(c, OPS_HS, OP_HS_POLL, c->leg[LEG_IN].fd, POLLIN | POLLRDHUP);
 }
@@ -359,8 +377,8 @@ static void hs_feed(struct conn *c)
 			close_after_reply(c);
 			return;
 		case PROTO_REQUEST:
-			if (hs->in->udp && hs->in->udp(hs->in_st))
-				start_udp(c);
+			if (hs->in->udp && hs->in->udp(hs->in_st) != INBOUND_UDP_NONE)
+				start_udp(c, hs->in->udp(hs->in_st));
 			else
 				start_outbound(c);
 			return;

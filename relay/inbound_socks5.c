@@ -6,7 +6,7 @@
 static enum proto_res start(void *st, const struct inbound *in)
 {
 	socks5_server_init(st, inbound_requires_auth(in));
-	socks5_server_allow(st, in->udp, false);
+	socks5_server_allow(st, in->udp, in->udp);
 	return PROTO_NEED_MORE;
 }
 
@@ -41,9 +41,16 @@ static const struct proto_target *target(const void *st)
 	return &((const struct socks5_server *)st)->target;
 }
 
-static bool udp(const void *st)
+static enum inbound_udp udp(const void *st)
 {
-	return ((const struct socks5_server *)st)->cmd == SOCKS5_CMD_UDP_ASSOCIATE;
+	switch (((const struct socks5_server *)st)->cmd) {
+	case SOCKS5_CMD_UDP_ASSOCIATE:
+		return INBOUND_UDP_ASSOCIATE;
+	case SOCKS5_CMD_FWD_UDP:
+		return INBOUND_UDP_IN_TCP;
+	default:
+		return INBOUND_UDP_NONE;
+	}
 }
 
 static const uint8_t *reply(void *st, enum proto_connect_result r, const struct sockaddr *bound,

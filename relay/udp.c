@@ -52,11 +52,11 @@ static uint8_t *scratch(struct worker *w)
 	return w->udp_buf;
 }
 
-static void arm(struct udp_assoc *a, unsigned op, int fd)
+void udp_arm(struct udp_assoc *a, unsigned op, int fd, unsigned mask)
 {
 	struct io_uring_sqe *sqe = loop_prep(&a->w->loop, &a->obj, op);
 
-	io_uring_prep_poll_add(sqe, fd, POLLIN);
+	io_uring_prep_poll_add(sqe, fd, mask);
 	a->ops[op] = sqe->user_data;
 }
 
@@ -157,6 +157,29 @@ static int relay_socket(const struct sockaddr_storage *local, uint16_t lo, uint1
 	return err;
 }
 
+/* An association object for connection c, its relay socket fd (-1: UDP-in-TCP). */
+static struct udp_assoc *assoc_new(struct conn *c, int fd)
+{
+	struct worker *w = c->w;
+	struct udp_assoc *a = calloc(1, sizeof(*a));
+
+	if (!a || loop_add(&w->loop, &a->obj, LOOP_KIND_UDP) < 0) {
+		free(a);
+		return NULL;
+	}
+	a->w = w;
+	a->inbound = c->inbound;
+	a->conn_slot = c->obj.slot;
+	a->conn_gen = w->loop.gens[c->obj.slot];
+	a->fd = fd;
+	a->tcp_fd = -1;
+	a->out_fd[0] = a->out_fd[1] = -1;
+	loop_timer_init(&a->timer);
+	loop_timer_arm(&w->loop, &w->udp_tq, &a->timer);
+	w->stats.udp_assocs++;
+	return a;
+}
+
 int udp_assoc_open(struct conn *c, const struct sockaddr_storage *peer,
                    const struct sockaddr_storage *local, const struct proto_target *declared,
                    struct udp_assoc **out, struct sockaddr_storage *bound)
@@ -172,27 +195,18 @@ int udp_assoc_open(struct conn *c, const struct sockaddr_storage *peer,
 	fd = relay_socket(local, in->udp_port_lo, in->udp_port_hi);
 	if (fd < 0)
 		return fd;
-	a = calloc(1, sizeof(*a));
-	if (!a || loop_add(&w->loop, &a->obj, LOOP_KIND_UDP) < 0) {
-		free(a);
+	a = assoc_new(c, fd);
+	if (!a) {
 		close(fd);
 		return -ENOMEM;
 	}
-	a->w = w;
-	a->inbound = c->inbound;
-	a->conn_slot = c->obj.slot;
-	a->conn_gen = w->loop.gens[c->obj.slot];
-	a->fd = fd;
 	a->relay_v6 = local->ss_family == AF_INET6;
-	a->out_fd[0] = a->out_fd[1] = -1;
 	a->client = *peer;
 	unmap(&a->client);
 	if (declares_port(declared, &a->client)) {
 		set_port(&a->client, htons(declared->port));
 		a->port_known = true;
 	}
-	loop_timer_init(&a->timer);
-	loop_timer_arm(&w->loop, &w->udp_tq, &a->timer);
 	getsockname(fd, (struct sockaddr *)bound, &len);
 	if (in->udp_advertise.ss_family != AF_UNSPEC) {
 		uint16_t port = port_of(bound);
@@ -200,8 +214,26 @@ int udp_assoc_open(struct conn *c, const struct sockaddr_storage *peer,
 		*bound = in->udp_advertise;
 		set_port(bound, port);
 	}
-	arm(a, UDP_OP_RELAY, fd);
-	w->stats.udp_assocs++;
+	udp_arm(a, UDP_OP_RELAY, fd, POLLIN);
+	*out = a;
+	return 0;
+}
+
+int udp_assoc_open_tcp(struct conn *c, int tcp_fd, struct udp_assoc **out)
+{
+	struct udp_assoc *a;
+
+	if (!scratch(c->w))
+		return -ENOMEM;
+	a = assoc_new(c, -1);
+	if (!a)
+		return -ENOMEM;
+	a->tcp_fd = tcp_fd;
+	a->tcp_in = malloc(UDP_TCP_IN_MAX);
+	if (!a->tcp_in) {
+		udp_assoc_close(a);
+		return -ENOMEM;
+	}
 	*out = a;
 	return 0;
 }
@@ -234,7 +266,7 @@ static int out_socket(struct udp_assoc *a, const struct outbound *ob, int family
 		return err;
 	}
 	a->out_fd[i] = fd;
-	arm(a, i ? UDP_OP_OUT6 : UDP_OP_OUT4, fd);
+	udp_arm(a, i ? UDP_OP_OUT6 : UDP_OP_OUT4, fd, POLLIN);
 	return fd;
 }
 
@@ -399,13 +431,31 @@ static void up_name(struct udp_assoc *a, const struct outbound *ob, const struct
 	next_lookup(a);
 }
 
-/* One datagram from the client: parse, route, check, send. */
-static void up(struct udp_assoc *a, const uint8_t *d, size_t n)
+/* A datagram for t from the client (either front-end): route, check, send. */
+void udp_send_up(struct udp_assoc *a, const struct proto_target *t, const uint8_t *d, size_t n)
 {
 	struct worker *w = a->w;
 	const struct config *cfg = w->cfg;
-	const struct inbound *in = &cfg->inbounds[a->inbound];
-	const struct outbound *ob;
+	const struct outbound *ob = &cfg->outbounds[route_pick(cfg, &cfg->inbounds[a->inbound], t)];
+
+	if (ob->type == OUTBOUND_BLOCK) {
+		w->stats.udp_blocked++;
+		return;
+	}
+	if (ob->type != OUTBOUND_DIRECT) {
+		w->stats.udp_unsupported++;
+		return;
+	}
+	if (t->kind == TARGET_DOMAIN)
+		up_name(a, ob, t, d, n);
+	else
+		send_to(a, ob, t, &t->addr, d, n);
+}
+
+/* One datagram on the relay socket: parse the RFC 1928 header, then as any other. */
+static void up(struct udp_assoc *a, const uint8_t *d, size_t n)
+{
+	struct worker *w = a->w;
 	struct proto_target t;
 	size_t hl = 0;
 	enum socks5_udp_error e = socks5_udp_parse(d, n, &t, &hl);
@@ -419,19 +469,7 @@ static void up(struct udp_assoc *a, const uint8_t *d, size_t n)
 		log_debug_rl("udp: datagram dropped: %s header", socks5_udp_error_name(e));
 		return;
 	}
-	ob = &cfg->outbounds[route_pick(cfg, in, &t)];
-	if (ob->type == OUTBOUND_BLOCK) {
-		w->stats.udp_blocked++;
-		return;
-	}
-	if (ob->type != OUTBOUND_DIRECT) {
-		w->stats.udp_unsupported++;
-		return;
-	}
-	if (t.kind == TARGET_DOMAIN)
-		up_name(a, ob, &t, d + hl, n - hl);
-	else
-		send_to(a, ob, &t, &t.addr, d + hl, n - hl);
+	udp_send_up(a, &t, d + hl, n - hl);
 }
 
 /* One reply from src on an outbound socket: to the client, with src as the header's address. */
@@ -446,6 +484,10 @@ static void down(struct udp_assoc *a, uint8_t *d, size_t n, const struct sockadd
 	                    .msg_iovlen = 2};
 	struct sockaddr_in6 mapped;
 
+	if (a->tcp_fd >= 0) {
+		udp_tcp_down(a, d, n, src);
+		return;
+	}
 	if (!a->port_known) {
 		w->stats.udp_foreign++; /* nobody to send it to yet */
 		return;
@@ -530,6 +572,10 @@ static void complete(struct loop *l, struct loop_obj *o, unsigned op,
 		udp_assoc_close(a);
 		return;
 	}
+	if (op == UDP_OP_TCP_OUT) {
+		udp_tcp_writable(a);
+		return;
+	}
 	/* An error queued on the socket (an ICMP report) would make every poll return at once. */
 	if (cqe->res & POLLERR) {
 		int e;
@@ -539,7 +585,7 @@ static void complete(struct loop *l, struct loop_obj *o, unsigned op,
 	}
 	drain(a, fd, op == UDP_OP_RELAY);
 	if (!a->obj.closed)
-		arm(a, op, fd);
+		udp_arm(a, op, fd, POLLIN);
 }
 
 void udp_assoc_close(struct udp_assoc *a)
@@ -579,7 +625,10 @@ static void release(struct loop *l, struct loop_obj *o)
 	struct udp_assoc *a = (struct udp_assoc *)o;
 
 	(void)l;
-	close(a->fd);
+	if (a->fd >= 0)
+		close(a->fd);
+	free(a->tcp_in);
+	free(a->tcp_out);
 	for (int i = 0; i < 2; i++)
 		if (a->out_fd[i] >= 0)
 			close(a->out_fd[i]);

@@ -9,6 +9,7 @@
 
 #include "loop.h"
 #include "proto.h"
+#include "socks5_addr.h"
 
 struct worker;
 struct conn;
@@ -44,7 +45,10 @@ struct udp_queued {
 };
 
 /* The association's polls: the relay socket (the client's side), and one outbound socket a family. */
-enum udp_op { UDP_OP_RELAY = 1, UDP_OP_OUT4, UDP_OP_OUT6, UDP_OP_END };
+enum udp_op { UDP_OP_RELAY = 1, UDP_OP_OUT4, UDP_OP_OUT6, UDP_OP_TCP_OUT, UDP_OP_END };
+
+/* UDP-in-TCP: a whole frame fits the input buffer; the output holds what one short write left. */
+enum { UDP_TCP_IN_MAX = 3 + SOCKS5_ADDR_MAX + 65535, UDP_TCP_OUT_MAX = UDP_TCP_IN_MAX };
 
 struct udp_assoc {
 	struct loop_obj obj; /* first: the loop hands it back */
@@ -65,6 +69,15 @@ struct udp_assoc {
 	unsigned n_queued;
 	size_t queued_bytes;
 	bool lookup; /* a lookup is in flight (for the NAME_LOOKUP entry) */
+	/*
+	 * UDP-in-TCP (hev-socks5's FWD UDP): the client's datagrams are frames
+	 * on its TCP connection (tcp_fd, the connection's; fd is -1). tcp_in
+	 * gathers a frame; tcp_out holds the rest of a frame a short write
+	 * left, and while it does, replies are dropped.
+	 */
+	int tcp_fd;
+	uint8_t *tcp_in, *tcp_out;
+	size_t tcp_in_len, tcp_out_len, tcp_out_off;
 };
 
 extern const struct loop_module udp_module;
@@ -78,9 +91,24 @@ extern const struct loop_module udp_module;
 int udp_assoc_open(struct conn *c, const struct sockaddr_storage *peer,
                    const struct sockaddr_storage *local, const struct proto_target *declared,
                    struct udp_assoc **out, struct sockaddr_storage *bound);
+/*
+ * UDP-in-TCP for connection c: no relay socket; datagrams are frames on
+ * tcp_fd (which stays the connection's). 0 or -errno.
+ */
+int udp_assoc_open_tcp(struct conn *c, int tcp_fd, struct udp_assoc **out);
+/* tcp_fd is readable (the connection's poll): frames in, datagrams out. false: close it. */
+bool udp_tcp_readable(struct udp_assoc *a);
+/* Bytes the client sent right behind its request (the handshake buffer's): frames too. */
+bool udp_tcp_early(struct udp_assoc *a, const uint8_t *d, size_t n);
 /* The control connection ended: close the association (no-op if it already is). */
 void udp_assoc_close(struct udp_assoc *a);
 void udp_timeout(struct loop *l, struct loop_timer *t);
+/* Internal to udp.c and udp_tcp.c. */
+void udp_arm(struct udp_assoc *a, unsigned op, int fd, unsigned mask);
+void udp_send_up(struct udp_assoc *a, const struct proto_target *t, const uint8_t *d, size_t n);
+void udp_tcp_down(struct udp_assoc *a, const uint8_t *d, size_t n,
+                  const struct sockaddr_storage *src);
+void udp_tcp_writable(struct udp_assoc *a);
 /* The resolver's answer for association o (a resolver_answer_fn). */
 void udp_resolved(struct worker *w, struct loop_obj *o, int err,
                   const struct sockaddr_storage *addrs, int n);

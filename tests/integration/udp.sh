@@ -4,7 +4,8 @@
 # datagrams of 1, 512, 1400 and 65,000 bytes echoed byte-exact to IPv4 and IPv6 targets and
 # to names, with and without auth; datagrams from a foreign socket, FRAG != 0, malformed
 # headers and blocked destinations dropped and counted; endpoint-independent filtering;
-# udp-ports and udp-advertise; 10,000 DNS queries to a dnsmasq, all answered; the association ends with its TCP connection, at udp-timeout
+# udp-ports and udp-advertise; 10,000 DNS queries to a dnsmasq, all answered; UDP-in-TCP
+# (hev-socks5's FWD UDP) with golden-format frames; the association ends with its TCP connection, at udp-timeout
 # and at once on SIGTERM; udp = off (the default) still answers REP 07.
 . "$(dirname "$0")/../lib.sh"
 need_spliced
@@ -201,6 +202,30 @@ PY
 )
 expect_eq dns/10000-queries-answered "$o" "dns sent 10000 answered 10000 good 10000" "client says"
 
+# UDP-in-TCP (hev-socks5's FWD UDP, CMD 5): the same echoes as frames on the TCP connection.
+o=$(timeout 30 python3 "$UA" 127.0.0.1 "$P_UDP" --fwd echo 127.0.0.1 "$EP" 1 echo 127.0.0.1 "$EP" 1400 \
+	echo 127.0.0.1 "$EP" 65000 echo ::1 "$EP" 512 echo localhost "$EP" 100 2>&1)
+expect_lines udp-in-tcp/echo "$o" "echo 1 ok 127\.0\.0\.1:$EP" "echo 1400 ok 127\.0\.0\.1:$EP" \
+	"echo 65000 ok 127\.0\.0\.1:$EP" "echo 512 ok ::1:$EP" "echo 100 ok (127\.0\.0\.1|::1):$EP"
+# A frame whose HDRLEN disagrees with its address puts the stream out of step: the connection ends.
+o=$(timeout 30 python3 "$UA" 127.0.0.1 "$P_UDP" --fwd raw "$(printf '00010b017f000001%04x41' "$EP")" eof 2>&1)
+expect_lines udp-in-tcp/bad-frame-closes "$o" "raw sent" "eof"
+# A frame sent right behind the request, in the same segment, is not lost.
+o=$(timeout 30 python3 - 127.0.0.1 "$P_UDP" "$EP" <<'PY' 2>&1
+import socket, struct, sys
+t = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=5)
+t.sendall(b"\x05\x01\x00"); t.recv(2)
+frame = struct.pack(">HB", 5, 10) + b"\x01" + socket.inet_aton("127.0.0.1") + struct.pack(">H", int(sys.argv[3])) + b"early"
+t.sendall(b"\x05\x05\x00\x01\x00\x00\x00\x00\x00\x00" + frame)
+rep = t.recv(10)
+got = b""
+while len(got) < len(frame):
+    got += t.recv(len(frame) - len(got))
+print("rep %d" % rep[1], "early ok" if got == frame else "early differs")
+PY
+)
+expect_eq udp-in-tcp/pipelined-frame "$o" "rep 0 early ok" "client says"
+
 # The association ends with its TCP connection.
 o=$(timeout 30 python3 "$UA" 127.0.0.1 "$P_UDP" echo 127.0.0.1 "$EP" 10 close quiet 0.3 \
 	after-close 127.0.0.1 "$EP" 2>&1)
@@ -237,7 +262,7 @@ if [ "$ms" -lt 2000 ]; then pass "stop/open-association-ends-at-once"; echo "# S
 else fail "stop/open-association-ends-at-once" "exit after $ms ms (drain-timeout 5 s)"; fi
 stats=$(grep -o 'stats: relay: .*' "$SPLICED_LOG" | tail -n 1)
 echo "# ${stats//stats: relay: /}" | tr ' ' '\n' | grep -E '^udp_' | tr '\n' ' '; echo
-for want in "udp_foreign=[1-9]" "udp_frag=1 " "udp_malformed=2 " "udp_blocked=1 " "udp_timeouts=[1-9]" "udp_up=[1-9]" "udp_down=[1-9]"; do
+for want in "udp_foreign=[1-9]" "udp_frag=1 " "udp_malformed=3 " "udp_blocked=1 " "udp_timeouts=[1-9]" "udp_up=[1-9]" "udp_down=[1-9]"; do
 	if grep -qE "$want" <<<"$stats "; then pass "counted/${want%%=*}"; else fail "counted/${want%%=*}" "$stats"; fi
 done
 expect_clean_log clean-log

@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: MIT
 """A SOCKS5 UDP ASSOCIATE client for the tests (RFC 1928 section 7), written from the RFC.
 
-udpassoc.py PROXY-HOST PROXY-PORT CMD... [--user U --pass P] [--declare]
+udpassoc.py PROXY-HOST PROXY-PORT CMD... [--user U --pass P] [--declare] [--fwd]
+(--fwd: hev-socks5's FWD UDP (CMD 5) instead: each datagram is a frame on the TCP connection,
+DATLEN(2) HDRLEN(1) = 3 + address length, ATYP ADDR PORT, DATA; only echo and raw apply.)
 (--declare: the request names the UDP socket's own address and port; without it 0.0.0.0:0,
 so the relay takes the port of the first datagram from the client's address.)
 Commands, run in order on one association; each prints one line:
@@ -45,6 +47,38 @@ def recv_exact(s, n):
         d += c
     return d
 
+def fwd_cmds(t, cmds):
+    """UDP-in-TCP: frames written from the format's description."""
+    t.settimeout(2)
+    i = 0
+    while i < len(cmds):
+        c = cmds[i]
+        if c == "echo":
+            host, port, size = cmds[i + 1], int(cmds[i + 2]), int(cmds[i + 3]); i += 4
+            data = os.urandom(size)
+            a = addr_field(host, port)
+            t.sendall(struct.pack(">HB", size, 3 + len(a)) + a + data)
+            try:
+                datlen, hdrlen = struct.unpack(">HB", recv_exact(t, 3))
+                rest = recv_exact(t, hdrlen - 3 + datlen)
+                h, p, n = parse_addr(rest)
+                ok = n == hdrlen - 3 and rest[n:] == data
+                print("echo %d %s %s:%d" % (size, "ok" if ok else "corrupt", h, p), flush=True)
+            except (socket.timeout, EOFError):
+                print("echo %d lost" % size, flush=True)
+        elif c == "raw":
+            t.sendall(bytes.fromhex(cmds[i + 1])); i += 2
+            print("raw sent", flush=True)
+        elif c == "eof":
+            i += 1
+            t.settimeout(3)
+            try:
+                print("eof" if t.recv(1) == b"" else "data", flush=True)
+            except (socket.timeout, ConnectionResetError):
+                print("eof" if c else "timeout", flush=True)
+        else:
+            print("unknown command %s" % c); sys.exit(2)
+
 def main():
     args = sys.argv[1:]
     user = pw = None
@@ -55,6 +89,9 @@ def main():
     declare = "--declare" in args
     if declare:
         args.remove("--declare")
+    fwd = "--fwd" in args
+    if fwd:
+        args.remove("--fwd")
     phost, pport, cmds = args[0], int(args[1]), args[2:]
     fam = socket.AF_INET6 if ":" in phost else socket.AF_INET
     t = socket.socket(fam, socket.SOCK_STREAM)
@@ -74,7 +111,7 @@ def main():
         dh, dp = u.getsockname()[:2]
     else:
         dh, dp = ("0.0.0.0" if fam == socket.AF_INET else "::"), 0
-    t.sendall(b"\x05\x03\x00" + addr_field(dh, dp))
+    t.sendall((b"\x05\x05\x00" if fwd else b"\x05\x03\x00") + addr_field(dh, dp))
     r = recv_exact(t, 4)
     if r[1] != 0:
         print("rep %d" % r[1]); sys.exit(2)
@@ -83,6 +120,8 @@ def main():
     print("assoc %s %d" % (bhost, bport), flush=True)
     relay = (bhost, bport)
     u.settimeout(2)
+    if fwd:
+        return fwd_cmds(t, cmds)
     i = 0
     while i < len(cmds):
         c = cmds[i]
