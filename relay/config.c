@@ -35,6 +35,7 @@ enum config_defaults {
 	DEF_CONNECT_MS = 10000,
 	DEF_IDLE_MS = 5 * 60 * 1000,
 	DEF_UDP_MS = 60 * 1000,
+	DEF_UDP_SESSIONS = 4096,
 	DEF_DRAIN_MS = 5000,
 	DEF_PIPE_SIZE = 1048576,
 	DEF_RESOLVE_MS = 5000,
@@ -465,6 +466,7 @@ static struct config *config_new(const char *file)
 	c->connect_timeout_ms = DEF_CONNECT_MS;
 	c->idle_timeout_ms = DEF_IDLE_MS;
 	c->udp_timeout_ms = DEF_UDP_MS;
+	c->udp_max_sessions = DEF_UDP_SESSIONS;
 	c->drain_timeout_ms = DEF_DRAIN_MS;
 	c->pipe_size = DEF_PIPE_SIZE;
 	c->max_pipes = 0;

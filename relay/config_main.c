@@ -114,6 +114,11 @@ static void set_udp_timeout(struct parser *p, const char *v)
 	config_get_duration(p, v, 1000, DAY_MS, "1s..24h", &p->c->udp_timeout_ms);
 }
 
+static void set_udp_max_sessions(struct parser *p, const char *v)
+{
+	config_get_uint(p, v, 1, MAX_CONNECTIONS_MAX, &p->c->udp_max_sessions);
+}
+
 static void set_drain_timeout(struct parser *p, const char *v)
 {
 	config_get_duration(p, v, 0, DAY_MS, "0..24h", &p->c->drain_timeout_ms);
@@ -341,5 +346,6 @@ const struct key config_main_keys[] = {
         {"keepalive", set_keepalive, false, 0},
         {"pipe-memory", set_pipe_memory, false, 0},
         {"udp-timeout", set_udp_timeout, false, 0},
+        {"udp-max-sessions", set_udp_max_sessions, false, 0},
         {NULL, NULL, false, 0},
 };

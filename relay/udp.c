@@ -158,10 +158,29 @@ static int relay_socket(const struct sockaddr_storage *local, uint16_t lo, uint1
 }
 
 /* An association object for connection c, its relay socket fd (-1: UDP-in-TCP). */
+/*
+ * At udp-max-sessions, the association idle longest goes: the head of the
+ * udp-timeout queue, whose order is that of the last datagram (to within
+ * the second loop_timer_touch() allows).
+ */
+static void evict_idlest(struct worker *w)
+{
+	struct udp_assoc *old;
+
+	if (w->n_udp < w->cfg->udp_max_sessions || list_empty(&w->udp_tq.head))
+		return;
+	old = list_entry(w->udp_tq.head.next, struct udp_assoc, timer.node);
+	w->stats.udp_evicted++;
+	udp_assoc_close(old);
+}
+
 static struct udp_assoc *assoc_new(struct conn *c, int fd)
 {
 	struct worker *w = c->w;
-	struct udp_assoc *a = calloc(1, sizeof(*a));
+	struct udp_assoc *a;
+
+	evict_idlest(w);
+	a = calloc(1, sizeof(*a));
 
 	if (!a || loop_add(&w->loop, &a->obj, LOOP_KIND_UDP) < 0) {
 		free(a);
@@ -177,6 +196,7 @@ static struct udp_assoc *assoc_new(struct conn *c, int fd)
 	loop_timer_init(&a->timer);
 	loop_timer_arm(&w->loop, &w->udp_tq, &a->timer);
 	w->stats.udp_assocs++;
+	w->n_udp++;
 	return a;
 }
 
@@ -625,6 +645,7 @@ static void release(struct loop *l, struct loop_obj *o)
 	struct udp_assoc *a = (struct udp_assoc *)o;
 
 	(void)l;
+	a->w->n_udp--;
 	if (a->fd >= 0)
 		close(a->fd);
 	free(a->tcp_in);

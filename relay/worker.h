@@ -52,7 +52,8 @@ struct listener;
 	X(udp_send_errors, "datagrams dropped: sending failed")                    \
 	X(udp_unresolved, "datagrams dropped: their name did not resolve")         \
 	X(udp_queue_full, "datagrams dropped: too many waiting for names")         \
-	X(udp_timeouts, "UDP associations ended by udp-timeout")
+	X(udp_timeouts, "UDP associations ended by udp-timeout")                   \
+	X(udp_evicted, "UDP associations ended for a new one: udp-max-sessions")
 
 struct worker_stats {
 	STATS_FIELDS(WORKER_STATS)
@@ -100,6 +101,7 @@ struct worker {
 	struct loop_tq flush_tq;   /* then: is everything acknowledged before the reset? */
 	struct loop_tq udp_tq;     /* udp-timeout */
 	uint8_t *udp_buf;          /* recvmmsg scratch for the UDP associations, on first use */
+	unsigned n_udp;            /* UDP associations open */
 	struct pipe_pool pipes;
 	struct buf_pool bufs;
 	unsigned long trim_gets; /* pipes.gets + bufs.gets when it last changed ... */

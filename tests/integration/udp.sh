@@ -5,7 +5,7 @@
 # to names, with and without auth; datagrams from a foreign socket, FRAG != 0, malformed
 # headers and blocked destinations dropped and counted; endpoint-independent filtering;
 # udp-ports and udp-advertise; 10,000 DNS queries to a dnsmasq, all answered; UDP-in-TCP
-# (hev-socks5's FWD UDP) with golden-format frames; the association ends with its TCP connection, at udp-timeout
+# (hev-socks5's FWD UDP) with golden-format frames; udp-max-sessions evicts the idlest; the association ends with its TCP connection, at udp-timeout
 # and at once on SIGTERM; udp = off (the default) still answers REP 07.
 . "$(dirname "$0")/../lib.sh"
 need_spliced
@@ -247,6 +247,35 @@ case "$o" in
 eof\ [56].*) pass "lifetime/udp-timeout-closes-connection"; echo "# idle association: $o s" ;;
 *) fail "lifetime/udp-timeout-closes-connection" "$o" ;;
 esac
+
+# udp-max-sessions (2 here, one worker): a third association ends the one idle longest, and
+# its TCP connection with it.
+MAIN_PID=$SPLICED_PID MAIN_LOG=$SPLICED_LOG
+P_CAP=$(free_port)
+start_spliced "
+[main]
+workers = 1
+udp-max-sessions = 2
+[inbound cap]
+type = socks5
+listen = 127.0.0.1:$P_CAP
+udp = on
+" || { fail start-cap "spliced did not start"; finish; }
+timeout 30 python3 "$UA" 127.0.0.1 "$P_CAP" echo 127.0.0.1 "$EP" 1 tcp-eof 8 >"$T_TMP/cap1.out" 2>&1 &
+on_cleanup_pid $!
+for _ in $(seq 50); do grep -q "echo 1 ok" "$T_TMP/cap1.out" && break; sleep 0.1; done
+sleep 1.2 # the second is busier than the first by more than loop_timer_touch()'s second
+timeout 30 python3 "$UA" 127.0.0.1 "$P_CAP" echo 127.0.0.1 "$EP" 2 tcp-eof 6 >"$T_TMP/cap2.out" 2>&1 &
+on_cleanup_pid $!
+for _ in $(seq 50); do grep -q "echo 2 ok" "$T_TMP/cap2.out" && break; sleep 0.1; done
+o=$(timeout 30 python3 "$UA" 127.0.0.1 "$P_CAP" echo 127.0.0.1 "$EP" 3 2>&1)
+for _ in $(seq 100); do grep -q "tcp-" "$T_TMP/cap1.out" && break; sleep 0.1; done
+expect_lines udp-max-sessions/third-works "$o" "echo 3 ok 127\.0\.0\.1:$EP"
+expect_lines udp-max-sessions/idlest-evicted "$(cat "$T_TMP/cap1.out")" "tcp-eof"
+stop_spliced
+grep -q "udp_evicted=1 " "$SPLICED_LOG" && pass udp-max-sessions/counted ||
+	fail udp-max-sessions/counted "$(grep -o 'udp_evicted=[0-9]*' "$SPLICED_LOG")"
+SPLICED_PID=$MAIN_PID SPLICED_LOG=$MAIN_LOG
 
 if kill -0 "$SPLICED_PID" 2>/dev/null; then pass alive; else fail alive "spliced exited"; fi
 # A stop does not wait drain-timeout (5 s) for an open association: it ends at once.

@@ -15,6 +15,7 @@ Commands, run in order on one association; each prints one line:
   foreign HOST PORT         send a valid echo request from another socket, print "foreign ok"
                             if neither socket hears back within 0.5 s
   close                     close the TCP connection, print "closed"
+  tcp-eof SECONDS           print "tcp-eof" if spliced ends the TCP connection within SECONDS, else "tcp-open"
   after-close HOST PORT     send an echo request now, print "after-close lost" or "after-close answered"
 First line: "assoc BND-HOST BND-PORT" or "rep N" (and exit 2) when refused.
 """
@@ -166,6 +167,15 @@ def main():
         elif c == "close":
             t.close(); i += 1
             print("closed", flush=True)
+        elif c == "tcp-eof":
+            secs = float(cmds[i + 1]); i += 2
+            t.settimeout(secs)
+            try:
+                print("tcp-eof" if t.recv(1) == b"" else "tcp-data", flush=True)
+            except socket.timeout:
+                print("tcp-open", flush=True)
+            except ConnectionResetError:
+                print("tcp-eof", flush=True)
         elif c == "after-close":
             host, port = cmds[i + 1], int(cmds[i + 2]); i += 3
             u.settimeout(1)

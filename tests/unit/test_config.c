@@ -1537,6 +1537,7 @@ static void test_example_and_readme(void)
 	        "udp-advertise",
 	        "udp-ports",
 	        "udp-timeout",
+	        "udp-max-sessions",
 	        "bind-address",
 	        "bind-interface",
 	        "fwmark",
