@@ -2,10 +2,10 @@
 /* SOCKS5 (RFC 1928) + username/password (RFC 1929) handshakes as byte-buffer state machines. */
 #include "socks5.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
-#include <netinet/in.h>
 #include <string.h>
+
+#include "socks5_addr.h"
 
 /*
  * Choices where the RFCs leave room (the relay only sees proto_res values):
@@ -22,74 +22,19 @@
  *    RST that closing a socket with unread bytes causes. A bad VER, RSV or
  *    ATYP leaves no way to know the length and fails at once.
  *  - Checks in the request: VER, RSV, ATYP (REP 08), then CMD (REP 07), then
- *    the domain (REP 01).
+ *    the domain (REP 01). CONNECT is always taken; UDP ASSOCIATE and FWD UDP
+ *    only when the caller allowed them (socks5_server_allow()).
  *  - Bytes pipelined by the client after a message are left unconsumed; the
  *    feed convention hands them back on the next call.
  */
 
 enum {
-	PORT_LEN = 2,
-	IPV4_LEN = 4,
-	IPV6_LEN = 16,
 	GREETING_HDR = 2, /* VER NMETHODS */
 	AUTH_HDR = 2,     /* VER ULEN */
-	REQUEST_HDR = 4,  /* VER CMD RSV ATYP (reply: VER REP RSV ATYP) */
+	ADDR_OFF = 3,     /* VER CMD RSV, then ATYP ADDR PORT (reply: VER REP RSV) */
 	AUTH_OK = 0x00,
 	AUTH_FAIL = 0x01,
 };
-
-/* ATYP ADDR PORT for a bound address; NULL or another family is 0.0.0.0:0.
- * An IPv4-mapped IPv6 address (dual-stack socket) is reported as IPv4. */
-static size_t put_sockaddr(uint8_t *p, const struct sockaddr *sa)
-{
-	if (sa && sa->sa_family == AF_INET6) {
-		const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)sa;
-
-		if (IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr)) {
-			p[0] = SOCKS5_ATYP_IPV4;
-			memcpy(p + 1, &s6->sin6_addr.s6_addr[12], IPV4_LEN);
-			memcpy(p + 1 + IPV4_LEN, &s6->sin6_port, PORT_LEN);
-			return 1 + IPV4_LEN + PORT_LEN;
-		}
-		p[0] = SOCKS5_ATYP_IPV6;
-		memcpy(p + 1, &s6->sin6_addr, IPV6_LEN);
-		memcpy(p + 1 + IPV6_LEN, &s6->sin6_port, PORT_LEN);
-		return 1 + IPV6_LEN + PORT_LEN;
-	}
-	p[0] = SOCKS5_ATYP_IPV4;
-	if (sa && sa->sa_family == AF_INET) {
-		const struct sockaddr_in *s4 = (const struct sockaddr_in *)sa;
-
-		memcpy(p + 1, &s4->sin_addr, IPV4_LEN);
-		memcpy(p + 1 + IPV4_LEN, &s4->sin_port, PORT_LEN);
-	} else {
-		memset(p + 1, 0, IPV4_LEN + PORT_LEN);
-	}
-	return 1 + IPV4_LEN + PORT_LEN;
-}
-
-/*
- * Octets of ADDR + PORT after an ATYP octet, where `a` points just past ATYP
- * and `avail` octets are there. 0: need more to know; -1: unknown ATYP.
- */
-static long addr_port_len(uint8_t atyp, const uint8_t *a, size_t avail)
-{
-	switch (atyp) {
-	case SOCKS5_ATYP_IPV4:
-		return IPV4_LEN + PORT_LEN;
-	case SOCKS5_ATYP_IPV6:
-		return IPV6_LEN + PORT_LEN;
-	case SOCKS5_ATYP_DOMAIN:
-		return avail < 1 ? 0 : 1 + (long)a[0] + PORT_LEN;
-	default:
-		return -1;
-	}
-}
-
-static uint16_t get_port(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
 
 /* ---- server ---- */
 
@@ -118,6 +63,12 @@ void socks5_server_init(struct socks5_server *s, bool require_auth)
 	memset(s, 0, sizeof(*s));
 	s->state = SOCKS5_S_GREETING;
 	s->require_auth = require_auth;
+}
+
+void socks5_server_allow(struct socks5_server *s, bool udp, bool fwd_udp)
+{
+	s->allow_udp = udp;
+	s->allow_fwd_udp = fwd_udp;
 }
 
 /* RFC 1928 section 3: VER NMETHODS METHODS[NMETHODS] → VER METHOD. */
@@ -205,48 +156,11 @@ enum proto_res socks5_server_auth_result(struct socks5_server *s, bool ok)
 	return PROTO_REPLY;
 }
 
-/* DST.ADDR DST.PORT of a CONNECT into s->target; `a` points just past ATYP. */
-static enum proto_res set_target(struct socks5_server *s, uint8_t atyp, const uint8_t *a)
+/* DST.ADDR DST.PORT of a CONNECT into s->target; `a` points at ATYP. */
+static enum proto_res set_target(struct socks5_server *s, const uint8_t *a)
 {
-	struct proto_target *t = &s->target;
-	size_t n;
-
-	memset(t, 0, sizeof(*t));
-	switch (atyp) {
-	case SOCKS5_ATYP_IPV4: {
-		struct sockaddr_in *sin = (struct sockaddr_in *)&t->addr;
-
-		t->kind = TARGET_IP;
-		t->port = get_port(a + IPV4_LEN);
-		sin->sin_family = AF_INET;
-		memcpy(&sin->sin_addr, a, IPV4_LEN);
-		sin->sin_port = htons(t->port);
-		inet_ntop(AF_INET, a, t->host, sizeof(t->host));
-		break;
-	}
-	case SOCKS5_ATYP_IPV6: {
-		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&t->addr;
-
-		t->kind = TARGET_IP;
-		t->port = get_port(a + IPV6_LEN);
-		sin6->sin6_family = AF_INET6;
-		memcpy(&sin6->sin6_addr, a, IPV6_LEN);
-		sin6->sin6_port = htons(t->port);
-		inet_ntop(AF_INET6, a, t->host, sizeof(t->host));
-		break;
-	}
-	default: /* SOCKS5_ATYP_DOMAIN, length already checked by the caller */
-		n = a[0];
-		if (n == 0 || memchr(a + 1, 0, n))
-			return server_fail_rep(s, SOCKS5_ERR_DOMAIN, SOCKS5_REP_GENERAL_FAILURE);
-		t->kind = TARGET_DOMAIN;
-		t->port = get_port(a + 1 + n);
-		memcpy(t->host, a + 1, n);
-		t->host[n] = '\0';
-		/* "10.0.0.1" sent as a domain needs no resolver round trip. */
-		proto_target_ip_literal(t);
-		break;
-	}
+	if (socks5_addr_get(a, &s->target) < 0) /* the ATYP was checked: an empty or NUL name */
+		return server_fail_rep(s, SOCKS5_ERR_DOMAIN, SOCKS5_REP_GENERAL_FAILURE);
 	s->state = SOCKS5_S_DONE;
 	return PROTO_REQUEST;
 }
@@ -257,22 +171,23 @@ static enum proto_res request(struct socks5_server *s, const uint8_t *buf, size_
 {
 	long alen;
 
-	if (len < REQUEST_HDR)
+	if (len < ADDR_OFF + 1)
 		return PROTO_NEED_MORE;
 	if (buf[0] != SOCKS5_VERSION)
 		return server_fail_rep(s, SOCKS5_ERR_VERSION, SOCKS5_REP_GENERAL_FAILURE);
 	if (buf[2] != 0)
 		return server_fail_rep(s, SOCKS5_ERR_RESERVED, SOCKS5_REP_GENERAL_FAILURE);
-	alen = addr_port_len(buf[3], buf + REQUEST_HDR, len - REQUEST_HDR);
+	alen = socks5_addr_len(buf + ADDR_OFF, len - ADDR_OFF);
 	if (alen < 0)
 		return server_fail_rep(s, SOCKS5_ERR_ATYP, SOCKS5_REP_ATYP_NOT_SUPPORTED);
-	if (alen == 0 || len < REQUEST_HDR + (size_t)alen)
+	if (alen == 0 || len < ADDR_OFF + (size_t)alen)
 		return PROTO_NEED_MORE;
-	*consumed = REQUEST_HDR + (size_t)alen;
+	*consumed = ADDR_OFF + (size_t)alen;
 	s->cmd = buf[1];
-	if (s->cmd != SOCKS5_CMD_CONNECT)
+	if (s->cmd != SOCKS5_CMD_CONNECT && !(s->cmd == SOCKS5_CMD_UDP_ASSOCIATE && s->allow_udp) &&
+	    !(s->cmd == SOCKS5_CMD_FWD_UDP && s->allow_fwd_udp))
 		return server_fail_rep(s, SOCKS5_ERR_COMMAND, SOCKS5_REP_CMD_NOT_SUPPORTED);
-	return set_target(s, buf[3], buf + REQUEST_HDR);
+	return set_target(s, buf + ADDR_OFF);
 }
 
 enum proto_res socks5_server_feed(struct socks5_server *s, const uint8_t *buf, size_t len,
@@ -313,7 +228,7 @@ void socks5_server_reply(struct socks5_server *s, enum socks5_rep rep, const str
 	s->reply[0] = SOCKS5_VERSION;
 	s->reply[1] = rep;
 	s->reply[2] = 0;
-	s->reply_len = 3 + put_sockaddr(s->reply + 3, bound);
+	s->reply_len = ADDR_OFF + socks5_addr_put_sockaddr(s->reply + ADDR_OFF, bound);
 	if (rep != SOCKS5_REP_SUCCEEDED)
 		s->state = SOCKS5_S_FAILED;
 }
@@ -381,36 +296,13 @@ static enum proto_res client_fail(struct socks5_client *c, enum socks5_error err
 	return PROTO_FAIL;
 }
 
-/* The target as ATYP DST.ADDR DST.PORT. For TARGET_IP the port in addr wins; 0 there means
- * "use target.port". */
-static size_t put_target(uint8_t *p, const struct proto_target *t)
-{
-	size_t n;
-
-	if (t->kind == TARGET_DOMAIN) {
-		n = strlen(t->host); /* 1..255, checked by socks5_client_init() */
-		p[0] = SOCKS5_ATYP_DOMAIN;
-		p[1] = (uint8_t)n;
-		memcpy(p + 2, t->host, n);
-		p[2 + n] = t->port >> 8;
-		p[3 + n] = t->port & 0xff;
-		return 4 + n;
-	}
-	n = put_sockaddr(p, (const struct sockaddr *)&t->addr);
-	if (p[n - 2] == 0 && p[n - 1] == 0) {
-		p[n - 2] = t->port >> 8;
-		p[n - 1] = t->port & 0xff;
-	}
-	return n;
-}
-
 static enum proto_res client_send_request(struct socks5_client *c)
 {
 	explicit_bzero(c->out, sizeof(c->out));
 	c->out[0] = SOCKS5_VERSION;
 	c->out[1] = SOCKS5_CMD_CONNECT;
 	c->out[2] = 0;
-	c->out_len = 3 + put_target(c->out + 3, &c->target);
+	c->out_len = ADDR_OFF + socks5_addr_put_target(c->out + ADDR_OFF, &c->target);
 	c->state = SOCKS5_C_REPLY;
 	return PROTO_REPLY;
 }
@@ -512,8 +404,8 @@ static enum proto_res client_auth(struct socks5_client *c, const uint8_t *buf, s
 static enum proto_res client_reply(struct socks5_client *c, const uint8_t *buf, size_t len,
                                    size_t *consumed)
 {
+	struct proto_target bnd;
 	long alen;
-	const uint8_t *a = buf + REQUEST_HDR;
 
 	if (len < 2)
 		return PROTO_NEED_MORE;
@@ -526,28 +418,17 @@ static enum proto_res client_reply(struct socks5_client *c, const uint8_t *buf, 
 		                           ? (enum socks5_rep)buf[1]
 		                           : SOCKS5_REP_GENERAL_FAILURE);
 	}
-	if (len < REQUEST_HDR)
+	if (len < ADDR_OFF)
 		return PROTO_NEED_MORE;
-	alen = addr_port_len(buf[3], a, len - REQUEST_HDR);
+	alen = socks5_addr_len(buf + ADDR_OFF, len - ADDR_OFF);
 	if (alen < 0)
 		return client_fail(c, SOCKS5_ERR_ATYP, SOCKS5_REP_GENERAL_FAILURE);
-	if (alen == 0 || len < REQUEST_HDR + (size_t)alen)
+	if (alen == 0 || len < ADDR_OFF + (size_t)alen)
 		return PROTO_NEED_MORE;
-	*consumed = REQUEST_HDR + (size_t)alen;
+	*consumed = ADDR_OFF + (size_t)alen;
 	memset(&c->bound, 0, sizeof(c->bound)); /* a domain BND stays AF_UNSPEC */
-	if (buf[3] == SOCKS5_ATYP_IPV4) {
-		struct sockaddr_in *sin = (struct sockaddr_in *)&c->bound;
-
-		sin->sin_family = AF_INET;
-		memcpy(&sin->sin_addr, a, IPV4_LEN);
-		memcpy(&sin->sin_port, a + IPV4_LEN, PORT_LEN);
-	} else if (buf[3] == SOCKS5_ATYP_IPV6) {
-		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&c->bound;
-
-		sin6->sin6_family = AF_INET6;
-		memcpy(&sin6->sin6_addr, a, IPV6_LEN);
-		memcpy(&sin6->sin6_port, a + IPV6_LEN, PORT_LEN);
-	}
+	if (buf[ADDR_OFF] != SOCKS5_ATYP_DOMAIN && socks5_addr_get(buf + ADDR_OFF, &bnd) == 0)
+		c->bound = bnd.addr;
 	explicit_bzero(c->out, sizeof(c->out));
 	c->out_len = 0;
 	c->rep = SOCKS5_REP_SUCCEEDED;

@@ -16,6 +16,8 @@ enum socks5_wire {
 	SOCKS5_CMD_CONNECT = 0x01,
 	SOCKS5_CMD_BIND = 0x02,
 	SOCKS5_CMD_UDP_ASSOCIATE = 0x03,
+	/* hev-socks5 extension: UDP datagrams framed inside this TCP connection (socks5_udp.h). */
+	SOCKS5_CMD_FWD_UDP = 0x05,
 
 	SOCKS5_ATYP_IPV4 = 0x01,
 	SOCKS5_ATYP_DOMAIN = 0x03,
@@ -70,7 +72,9 @@ struct socks5_server {
 	enum socks5_server_state state;
 	enum socks5_error error;
 	bool require_auth;
-	uint8_t cmd;
+	/* Commands besides CONNECT this server takes (socks5_server_allow()); others get REP 07. */
+	bool allow_udp, allow_fwd_udp;
+	uint8_t cmd; /* the request's CMD: CONNECT, or an allowed UDP command */
 	struct proto_target target;
 	char user[PROTO_CRED_MAX + 1];
 	char pass[PROTO_CRED_MAX + 1];
@@ -80,6 +84,14 @@ struct socks5_server {
 };
 
 void socks5_server_init(struct socks5_server *s, bool require_auth);
+/*
+ * Also take UDP ASSOCIATE (RFC 1928 section 7; target: where the client
+ * will send from, often 0.0.0.0:0) and/or hev-socks5's FWD UDP (datagrams
+ * framed inside this connection, socks5_udp.h); call it before the request
+ * is fed.
+ * PROTO_REQUEST then leaves the command in s->cmd for the caller.
+ */
+void socks5_server_allow(struct socks5_server *s, bool udp, bool fwd_udp);
 enum proto_res socks5_server_feed(struct socks5_server *s, const uint8_t *buf, size_t len,
                                   size_t *consumed);
 /* After PROTO_AUTH: ok → PROTO_REPLY (01 00), else PROTO_FAIL (01 01). Wipes pass. */

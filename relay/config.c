@@ -34,6 +34,8 @@ enum config_defaults {
 	DEF_HANDSHAKE_MS = 10000,
 	DEF_CONNECT_MS = 10000,
 	DEF_IDLE_MS = 5 * 60 * 1000,
+	DEF_UDP_MS = 60 * 1000,
+	DEF_UDP_SESSIONS = 4096,
 	DEF_DRAIN_MS = 5000,
 	DEF_PIPE_SIZE = 1048576,
 	DEF_RESOLVE_MS = 5000,
@@ -463,6 +465,8 @@ static struct config *config_new(const char *file)
 	c->handshake_timeout_ms = DEF_HANDSHAKE_MS;
 	c->connect_timeout_ms = DEF_CONNECT_MS;
 	c->idle_timeout_ms = DEF_IDLE_MS;
+	c->udp_timeout_ms = DEF_UDP_MS;
+	c->udp_max_sessions = DEF_UDP_SESSIONS;
 	c->drain_timeout_ms = DEF_DRAIN_MS;
 	c->pipe_size = DEF_PIPE_SIZE;
 	c->max_pipes = 0;

@@ -53,6 +53,11 @@ struct inbound {
 	/* allow: client addresses that may connect (none: every address) */
 	struct cidr *allow;
 	size_t n_allow;
+	/* socks5: UDP ASSOCIATE (off: REP 07), the address its reply gives (AF_UNSPEC: the one
+	 * the client reached), and the relay ports (0-0: any) */
+	bool udp;
+	struct sockaddr_storage udp_advertise;
+	uint16_t udp_port_lo, udp_port_hi;
 	int line; /* where the section starts, for messages */
 };
 
@@ -105,6 +110,8 @@ struct config {
 	unsigned handshake_timeout_ms;
 	unsigned connect_timeout_ms;
 	unsigned idle_timeout_ms;    /* 0 = none */
+	unsigned udp_timeout_ms;     /* a UDP association without a datagram this long ends */
+	unsigned udp_max_sessions;   /* UDP associations per worker; past it the idlest goes */
 	unsigned drain_timeout_ms;   /* graceful stop deadline */
 	unsigned pipe_size;          /* bytes per pipe (F_SETPIPE_SZ) */
 	unsigned max_pipes;          /* idle pipes each worker's pool keeps (0 = 64) */

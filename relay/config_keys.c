@@ -185,8 +185,45 @@ static void set_allow(struct parser *p, const char *v)
 	}
 }
 
+static void set_udp(struct parser *p, const char *v)
+{
+	char q[QUOTE_BYTES];
+
+	if (strcmp(v, "on") == 0)
+		cur_in(p)->udp = true;
+	else if (strcmp(v, "off") == 0)
+		cur_in(p)->udp = false;
+	else
+		kerr(p, "\"%s\" is not one of on, off", config_quote(q, v));
+}
+
+/* udp-advertise = ADDR: an IP literal (the reply's BND.ADDR; a name would need a lookup). */
+static void set_udp_advertise(struct parser *p, const char *v)
+{
+	struct sockaddr_storage *ss = &cur_in(p)->udp_advertise;
+	char q[QUOTE_BYTES];
+
+	if (config_parse_ip(v, ss) < 0)
+		kerr(p, "\"%s\" is not an IPv4 or IPv6 address", config_quote(q, v));
+}
+
+/* udp-ports = LO-HI: where relay sockets bind, for a firewall that opens only those. */
+static void set_udp_ports(struct parser *p, const char *v)
+{
+	struct inbound *in = cur_in(p);
+	struct rule r = {0};
+	char q[QUOTE_BYTES];
+	const char *why = config_parse_port_range(v, &r);
+
+	if (why)
+		kerr(p, "\"%s\" %s", config_quote(q, v), why);
+	else
+		in->udp_port_lo = r.port_lo, in->udp_port_hi = r.port_hi;
+}
+
 enum {
 	AUTH_INBOUNDS = 1u << INBOUND_SOCKS5 | 1u << INBOUND_HTTP,
+	SOCKS5_ONLY = 1u << INBOUND_SOCKS5,
 	FORWARD_ONLY = 1u << INBOUND_FORWARD,
 	DIRECT_ONLY = 1u << OUTBOUND_DIRECT,
 	PROXY_OUTBOUNDS = 1u << OUTBOUND_SOCKS5 | 1u << OUTBOUND_HTTP,
@@ -194,7 +231,7 @@ enum {
 };
 
 /* Order matters: config_close_inbound() names keys by index (IN_*). */
-enum { IN_TYPE, IN_LISTEN, IN_USER, IN_USERS, IN_TARGET, IN_OUTBOUND, IN_ALLOW };
+enum { IN_TYPE, IN_LISTEN, IN_USER, IN_USERS, IN_TARGET, IN_OUTBOUND, IN_ALLOW, IN_UDP };
 const struct key config_inbound_keys[] = {
         [IN_TYPE] = {"type", set_in_type, false, 0},
         [IN_LISTEN] = {"listen", set_listen, false, 0},
@@ -203,6 +240,9 @@ const struct key config_inbound_keys[] = {
         [IN_TARGET] = {"target", set_target, false, FORWARD_ONLY},
         [IN_OUTBOUND] = {"outbound", set_in_outbound, false, 0},
         [IN_ALLOW] = {"allow", set_allow, true, 0},
+        [IN_UDP] = {"udp", set_udp, false, SOCKS5_ONLY},
+        {"udp-advertise", set_udp_advertise, false, SOCKS5_ONLY},
+        {"udp-ports", set_udp_ports, false, SOCKS5_ONLY},
         {NULL, NULL, false, 0},
 };
 
@@ -223,28 +263,10 @@ static void set_out_type(struct parser *p, const char *v)
 
 static void set_bind_address(struct parser *p, const char *v)
 {
-	struct sockaddr_storage *ss = &cur_out(p)->bind_addr;
-	struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
-	struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
-	char q[QUOTE_BYTES], buf[INET6_ADDRSTRLEN + 2];
-	size_t n = strlen(v);
+	char q[QUOTE_BYTES];
 
-	if (inet_pton(AF_INET, v, &a4->sin_addr) == 1) {
-		a4->sin_family = AF_INET;
-		return;
-	}
-	/* "[v6]" as well as bare v6: both appear in the wild. */
-	if (n > 2 && n < sizeof(buf) && v[0] == '[' && v[n - 1] == ']') {
-		memcpy(buf, v + 1, n - 2);
-		buf[n - 2] = '\0';
-		v = buf;
-	}
-	if (inet_pton(AF_INET6, v, &a6->sin6_addr) == 1) {
-		a6->sin6_family = AF_INET6;
-		return;
-	}
-	memset(ss, 0, sizeof(*ss));
-	kerr(p, "\"%s\" is not an IPv4 or IPv6 address", config_quote(q, v));
+	if (config_parse_ip(v, &cur_out(p)->bind_addr) < 0)
+		kerr(p, "\"%s\" is not an IPv4 or IPv6 address", config_quote(q, v));
 }
 
 static void set_bind_interface(struct parser *p, const char *v)

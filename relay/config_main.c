@@ -109,6 +109,16 @@ static void set_idle_timeout(struct parser *p, const char *v)
 	config_get_duration(p, v, 0, UINT_MAX, "0 or up to 1193h", &p->c->idle_timeout_ms);
 }
 
+static void set_udp_timeout(struct parser *p, const char *v)
+{
+	config_get_duration(p, v, 1000, DAY_MS, "1s..24h", &p->c->udp_timeout_ms);
+}
+
+static void set_udp_max_sessions(struct parser *p, const char *v)
+{
+	config_get_uint(p, v, 1, MAX_CONNECTIONS_MAX, &p->c->udp_max_sessions);
+}
+
 static void set_drain_timeout(struct parser *p, const char *v)
 {
 	config_get_duration(p, v, 0, DAY_MS, "0..24h", &p->c->drain_timeout_ms);
@@ -335,5 +345,7 @@ const struct key config_main_keys[] = {
         {"max-connections-per-source", set_max_per_source, false, 0},
         {"keepalive", set_keepalive, false, 0},
         {"pipe-memory", set_pipe_memory, false, 0},
+        {"udp-timeout", set_udp_timeout, false, 0},
+        {"udp-max-sessions", set_udp_max_sessions, false, 0},
         {NULL, NULL, false, 0},
 };

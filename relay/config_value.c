@@ -17,6 +17,34 @@ enum value_limits {
 	LABEL_MAX = 63,
 };
 
+/* --- addresses --- */
+
+int config_parse_ip(const char *v, struct sockaddr_storage *ss)
+{
+	struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
+	char buf[INET6_ADDRSTRLEN + 2];
+	size_t n = strlen(v);
+
+	memset(ss, 0, sizeof(*ss));
+	if (inet_pton(AF_INET, v, &a4->sin_addr) == 1) {
+		a4->sin_family = AF_INET;
+		return 0;
+	}
+	/* "[v6]" as well as bare v6: both appear in the wild. */
+	if (n > 2 && n < sizeof(buf) && v[0] == '[' && v[n - 1] == ']') {
+		memcpy(buf, v + 1, n - 2);
+		buf[n - 2] = '\0';
+		v = buf;
+	}
+	if (inet_pton(AF_INET6, v, &a6->sin6_addr) == 1) {
+		a6->sin6_family = AF_INET6;
+		return 0;
+	}
+	memset(ss, 0, sizeof(*ss));
+	return -EINVAL;
+}
+
 /* --- numbers --- */
 
 /* Decimal digits only (no sign, no blanks); saturates instead of wrapping. */

@@ -23,6 +23,8 @@ int config_hostport_why(const char *s, char **host, uint16_t *port, const char *
 bool config_valid_name(const char *s);
 /* An interface name: at most 15 bytes, no '/', ':' or blanks, not "." or "..". */
 bool config_valid_ifname(const char *s);
+/* An IPv4 or IPv6 literal ("[v6]" too) into ss, port 0 (zeroed on failure); 0 or -EINVAL. */
+int config_parse_ip(const char *v, struct sockaddr_storage *ss);
 /* Decimal, or hex with 0x, up to 0xffffffff; -EINVAL (syntax), -ERANGE. */
 int config_parse_fwmark(const char *s, uint32_t *mark);
 

@@ -15,6 +15,7 @@
 #include "conn_internal.h"
 #include "log.h"
 #include "route.h"
+#include "udp.h"
 
 /*
  * Handshake I/O is readiness-driven like the relay: a one-shot poll SQE, then
@@ -248,6 +249,81 @@ static bool check_user(struct conn *c)
 	return false;
 }
 
+/*
+ * A UDP ASSOCIATE: open the association and reply with its relay address.
+ * From then on the connection only says how long the association lives
+ * (RFC 1928 section 7): its client leg is watched for EOF or a reset, and
+ * anything the client sends on it is read and dropped.
+ */
+static void start_udp(struct conn *c, enum inbound_udp kind)
+{
+	struct conn_hs *hs = c->hs;
+	struct sockaddr_storage peer, local, bound;
+	socklen_t pl = sizeof(peer), ll = sizeof(local);
+	const uint8_t *reply;
+	size_t len;
+	int ret;
+
+	if (getpeername(c->leg[LEG_IN].fd, (struct sockaddr *)&peer, &pl) < 0 ||
+	    getsockname(c->leg[LEG_IN].fd, (struct sockaddr *)&local, &ll) < 0) {
+		conn_close(c, false);
+		return;
+	}
+	bound = local; /* UDP-in-TCP: the datagrams come this way */
+	if (kind == INBOUND_UDP_IN_TCP)
+		ret = udp_assoc_open_tcp(c, c->leg[LEG_IN].fd, &c->udp);
+	else
+		ret = udp_assoc_open(c, &peer, &local, hs->in->target(hs->in_st), &c->udp, &bound);
+	if (ret < 0) {
+		log_debug_rl("udp: no association: %s", strerror(-ret));
+		conn_fail(c, CONNECT_GENERAL_FAILURE);
+		return;
+	}
+	reply = hs->in->reply(hs->in_st, CONNECT_OK, (const struct sockaddr *)&bound, &len);
+	if (send_all(c->leg[LEG_IN].fd, reply, len) < 0) {
+		conn_close(c, false);
+		return;
+	}
+	/* Frames the client sent right behind its request. */
+	if (kind == INBOUND_UDP_IN_TCP && hs->len && !udp_tcp_early(c->udp, hs->buf, hs->len)) {
+		conn_close(c, false);
+		return;
+	}
+	hs_free(c);
+	c->state = CONN_UDP;
+	loop_timer_stop(&c->timer); /* udp-timeout is the association's */
+	conn_arm_poll(c, OPS_HS, OP_HS_POLL, c->leg[LEG_IN].fd, POLLIN | POLLRDHUP);
+}
+
+static void udp_control_readable(struct conn *c)
+{
+	uint8_t junk[512];
+	ssize_t n;
+
+	if (c->udp && c->udp->tcp_fd >= 0) {
+		/* UDP-in-TCP: the bytes are the datagrams. */
+		if (!udp_tcp_readable(c->udp)) {
+			conn_close(c, false);
+			return;
+		}
+	} else {
+		n = recv(c->leg[LEG_IN].fd, junk, sizeof(junk), MSG_DONTWAIT);
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+			conn_close(c, false);
+			return;
+		}
+	}
+	conn_arm_poll(c, OPS_HS, OP_HS_POLL, c->leg[LEG_IN].fd, POLLIN | POLLRDHUP);
+}
+
+void conn_udp_ended(struct conn *c, const struct udp_assoc *a)
+{
+	if (c->udp != a)
+		return; /* the connection is closing it itself */
+	c->udp = NULL;
+	conn_close(c, false);
+}
+
 /* Run the inbound's parser over the buffered bytes. */
 static void hs_feed(struct conn *c)
 {
@@ -301,7 +377,10 @@ static void hs_feed(struct conn *c)
 			close_after_reply(c);
 			return;
 		case PROTO_REQUEST:
-			start_outbound(c);
+			if (hs->in->udp && hs->in->udp(hs->in_st) != INBOUND_UDP_NONE)
+				start_udp(c, hs->in->udp(hs->in_st));
+			else
+				start_outbound(c);
 			return;
 		}
 	}
@@ -424,6 +503,8 @@ static void complete(struct loop *l, struct loop_obj *o, unsigned op,
 			hs_readable(c);
 		else if (c->state == CONN_OUT_HANDSHAKE)
 			out_readable(c);
+		else if (c->state == CONN_UDP)
+			udp_control_readable(c);
 		return;
 	case OP_WATCH:
 		conn_watch_fired(c);
@@ -533,6 +614,12 @@ void conn_linger_timeout(struct loop *l, struct loop_timer *t)
 void conn_close(struct conn *c, bool rst)
 {
 	struct worker *w = conn_worker(c);
+	struct udp_assoc *a = c->udp;
+
+	if (a) {
+		c->udp = NULL;
+		udp_assoc_close(a);
+	}
 
 	for (int i = 0; i < OPS_N; i++) {
 		if (c->ops[i])

@@ -11,6 +11,7 @@
 
 struct worker;
 struct conn_hs;
+struct udp_assoc;
 
 enum conn_state {
 	CONN_HANDSHAKE = 1, /* reading the client's protocol handshake */
@@ -18,6 +19,7 @@ enum conn_state {
 	CONN_CONNECTING,    /* outbound connect in flight */
 	CONN_OUT_HANDSHAKE, /* the outbound's handshake on the outbound leg (an upstream proxy) */
 	CONN_RELAY,         /* both legs open, a pump running in each direction */
+	CONN_UDP,           /* the control connection of a UDP association (udp.c) */
 };
 
 enum conn_leg { LEG_IN = 0, LEG_OUT = 1 };
@@ -61,21 +63,24 @@ struct conn {
 	uint64_t linger_due_ms;    /* after an error: when the reset is passed on at the latest */
 	int att_fd[CONN_ATTEMPTS]; /* connect attempts' sockets (-1: none), until their CQE */
 	uint8_t tx[CONN_TX_MAX];   /* the reply in flight while ops[OPS_TX] is set */
+	struct udp_assoc *udp;     /* CONN_UDP: its association (NULL once it ended) */
 };
 
 extern const struct loop_module conn_module;
 
 /* A new client connection `fd` accepted on inbound `inbound`. Takes ownership of fd. */
 void conn_accept(struct worker *w, unsigned inbound, int fd, uint32_t src_slot);
-/* Resolver result for the connection in this slot, if it still waits for one. */
-void conn_resolved(struct worker *w, struct conn *c, int err, const struct sockaddr_storage *addrs,
-                   int n);
+/* The resolver's answer for connection o (a resolver_answer_fn), if it still waits for one. */
+void conn_resolved(struct worker *w, struct loop_obj *o, int err,
+                   const struct sockaddr_storage *addrs, int n);
 /* Deadline queues (the worker sets them up): handshake and idle. */
 void conn_hs_timeout(struct loop *l, struct loop_timer *t);
 void conn_idle_timeout(struct loop *l, struct loop_timer *t);
 void conn_linger_timeout(struct loop *l, struct loop_timer *t); /* linger and flush queues */
 void conn_resolve_timeout(struct loop *l, struct loop_timer *t);
 void conn_stagger_timeout(struct loop *l, struct loop_timer *t);
+/* The association a of this CONN_UDP connection ended by itself: close the connection too. */
+void conn_udp_ended(struct conn *c, const struct udp_assoc *a);
 /* Close both legs (rst: abortive), cancel in-flight ops; freed once they are done. */
 void conn_close(struct conn *c, bool rst);
 

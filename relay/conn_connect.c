@@ -179,10 +179,11 @@ void conn_connect_release(struct conn *c)
 			close(c->att_fd[i]);
 }
 
-/* The resolver's answer, if the connection still waits for it. */
-void conn_resolved(struct worker *w, struct conn *c, int err, const struct sockaddr_storage *addrs,
-                   int n)
+/* The resolver's answer (resolver_answer_fn), if the connection still waits for it. */
+void conn_resolved(struct worker *w, struct loop_obj *o, int err,
+                   const struct sockaddr_storage *addrs, int n)
 {
+	struct conn *c = (struct conn *)o; /* the loop object is its first member */
 	struct conn_hs *hs = c->hs;
 
 	(void)w;
@@ -212,13 +213,13 @@ static void resolve(struct conn *c, const char *host, uint16_t port)
 	/* POLLRDHUP (and POLLERR/POLLHUP, always reported): the client left. */
 	conn_arm_poll(c, OPS_DIR0, OP_WATCH, c->leg[LEG_IN].fd, POLLRDHUP);
 	/* Last: the answer may come right away (a literal, /etc/hosts) and move c on. */
-	ret = resolver_lookup(&w->res, c->obj.slot, w->loop.gens[c->obj.slot], host, port);
+	ret = resolver_lookup(&w->res, &c->obj, host, port);
 	if (ret < 0) {
 		if (ret == -EAGAIN) {
 			w->stats.resolve_full++;
 			log_debug_rl("max-resolving reached: refusing a lookup");
 		}
-		conn_resolved(w, c, ret == -EAGAIN ? -EBUSY : ret, NULL, 0);
+		conn_resolved(w, &c->obj, ret == -EAGAIN ? -EBUSY : ret, NULL, 0);
 	}
 }
 
@@ -244,7 +245,7 @@ void conn_resolve_timeout(struct loop *l, struct loop_timer *t)
 		return;
 	conn_worker(c)->stats.resolve_timeouts++;
 	/* As when the resolver itself gives up: the host is unreachable (REP 04, HTTP 502). */
-	conn_resolved(conn_worker(c), c, -EHOSTUNREACH, NULL, 0);
+	conn_resolved(conn_worker(c), &c->obj, -EHOSTUNREACH, NULL, 0);
 }
 
 /* The watch fired: the client closed or reset while its name was being resolved. */

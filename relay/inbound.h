@@ -18,6 +18,8 @@
  * results. Adding an inbound protocol is a file with one of these and an
  * entry in inbound.c's table.
  */
+enum inbound_udp { INBOUND_UDP_NONE = 0, INBOUND_UDP_ASSOCIATE, INBOUND_UDP_IN_TCP };
+
 struct inbound_ops {
 	const char *name;
 	size_t state_size;
@@ -37,6 +39,12 @@ struct inbound_ops {
 	const uint8_t *(*pending)(const void *st, size_t *len);
 	/* After PROTO_REQUEST: where the client wants to go. */
 	const struct proto_target *(*target)(const void *st);
+	/*
+	 * Optional, after PROTO_REQUEST: the request is for UDP, not a connect:
+	 * a UDP association (SOCKS5 UDP ASSOCIATE; target() is then where the
+	 * client will send from), or UDP framed on this connection (FWD UDP).
+	 */
+	enum inbound_udp (*udp)(const void *st);
 	/*
 	 * The answer to the request, in the client's protocol: r is CONNECT_OK
 	 * (bound: the address the outbound leg is bound to, or NULL) or why not.

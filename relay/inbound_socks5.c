@@ -6,6 +6,7 @@
 static enum proto_res start(void *st, const struct inbound *in)
 {
 	socks5_server_init(st, inbound_requires_auth(in));
+	socks5_server_allow(st, in->udp, in->udp);
 	return PROTO_NEED_MORE;
 }
 
@@ -40,6 +41,18 @@ static const struct proto_target *target(const void *st)
 	return &((const struct socks5_server *)st)->target;
 }
 
+static enum inbound_udp udp(const void *st)
+{
+	switch (((const struct socks5_server *)st)->cmd) {
+	case SOCKS5_CMD_UDP_ASSOCIATE:
+		return INBOUND_UDP_ASSOCIATE;
+	case SOCKS5_CMD_FWD_UDP:
+		return INBOUND_UDP_IN_TCP;
+	default:
+		return INBOUND_UDP_NONE;
+	}
+}
+
 static const uint8_t *reply(void *st, enum proto_connect_result r, const struct sockaddr *bound,
                             size_t *len)
 {
@@ -65,5 +78,6 @@ const struct inbound_ops inbound_socks5_ops = {
         .auth_result = auth_result,
         .pending = pending,
         .target = target,
+        .udp = udp,
         .reply = reply,
 };

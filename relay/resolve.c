@@ -10,7 +10,6 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "conn.h"
 #include "log.h"
 #include "resolve.h"
 #include "worker.h"
@@ -44,6 +43,7 @@ struct rsock {
 /* One lookup: who asked. */
 struct query {
 	struct resolver *r;
+	uint8_t kind;
 	uint32_t slot, gen;
 };
 
@@ -285,17 +285,21 @@ static void answered(void *arg, int status, int timeouts, struct ares_addrinfo *
 		err = errno_from_status(status);
 		r->failures++;
 	}
-	o = loop_obj_at(&r->w->loop, LOOP_KIND_CONN, q->slot, q->gen);
-	if (o)
-		conn_resolved(r->w, (struct conn *)o, err, addrs, n);
+	o = loop_obj_at(&r->w->loop, q->kind, q->slot, q->gen);
+	if (o && r->answer[q->kind])
+		r->answer[q->kind](r->w, o, err, addrs, n);
 out:
 	if (res)
 		ares_freeaddrinfo(res);
 	free(q);
 }
 
-int resolver_lookup(struct resolver *r, uint32_t slot, uint32_t gen, const char *host,
-                    uint16_t port)
+void resolver_on_answer(struct resolver *r, enum loop_kind kind, resolver_answer_fn *fn)
+{
+	r->answer[kind] = fn;
+}
+
+int resolver_lookup(struct resolver *r, const struct loop_obj *o, const char *host, uint16_t port)
 {
 	struct ares_addrinfo_hints hints = {.ai_flags = ARES_AI_NUMERICSERV,
 	                                    .ai_family = AF_UNSPEC,
@@ -308,7 +312,8 @@ int resolver_lookup(struct resolver *r, uint32_t slot, uint32_t gen, const char 
 	q = malloc(sizeof(*q));
 	if (!q)
 		return -ENOMEM;
-	*q = (struct query){.r = r, .slot = slot, .gen = gen};
+	*q = (struct query){
+	        .r = r, .kind = o->kind, .slot = o->slot, .gen = r->w->loop.gens[o->slot]};
 	snprintf(service, sizeof(service), "%u", port);
 	r->pending++;
 	r->lookups++;

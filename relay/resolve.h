@@ -17,6 +17,14 @@ struct worker;
 struct rsock;
 
 /*
+ * Who gets a lookup's answer: the module of each kind of object that looks
+ * names up registers one (the connection; later the UDP sessions). err is 0
+ * with n >= 1 addresses, or a negative errno.
+ */
+typedef void resolver_answer_fn(struct worker *w, struct loop_obj *o, int err,
+                                const struct sockaddr_storage *addrs, int n);
+
+/*
  * One per worker. c-ares keeps the queries, retries and timeouts; the
  * loop polls the few UDP/TCP sockets it opens (one per name server) and
  * hands readiness back to it. No thread, no lock: a lookup costs a query
@@ -30,6 +38,7 @@ struct resolver {
 	unsigned pending; /* lookups c-ares has not answered yet */
 	unsigned max_pending;
 	struct rsock *socks; /* the sockets c-ares has open */
+	resolver_answer_fn *answer[LOOP_KIND_MAX];
 	uint64_t lookups, failures;
 };
 
@@ -47,14 +56,16 @@ int resolver_init(struct resolver *r, struct worker *w, unsigned timeout_ms, uns
 /* In the worker thread, at the end: every pending lookup is answered -ECANCELED (and ignored). */
 void resolver_destroy(struct resolver *r);
 
+void resolver_on_answer(struct resolver *r, enum loop_kind kind, resolver_answer_fn *fn);
+
 /*
- * Look up host (A and AAAA) for the connection in `slot` (generation gen):
- * the answer comes as conn_resolved(), possibly before this returns (a
- * literal, /etc/hosts). -EAGAIN when max_pending lookups are in flight
- * (nothing is called then), -ENOMEM.
+ * Look up host (A and AAAA) for object o: the answer goes to its kind's
+ * answer function, possibly before this returns (a literal, /etc/hosts),
+ * and only while o is alive (its slot and generation unchanged, not
+ * closed). -EAGAIN when max_pending lookups are in flight (nothing is
+ * called then), -ENOMEM.
  */
-int resolver_lookup(struct resolver *r, uint32_t slot, uint32_t gen, const char *host,
-                    uint16_t port);
+int resolver_lookup(struct resolver *r, const struct loop_obj *o, const char *host, uint16_t port);
 
 /* Milliseconds until c-ares wants its timeouts run (UINT64_MAX: none); then resolver_tick(). */
 uint64_t resolver_next_ms(struct resolver *r);

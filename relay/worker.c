@@ -15,6 +15,7 @@
 #include "log.h"
 #include "resolve.h"
 #include "thread.h"
+#include "udp.h"
 #include "worker.h"
 
 enum worker_limits {
@@ -54,8 +55,15 @@ void worker_post(struct worker *w, unsigned msg)
 	}
 }
 
+/*
+ * Stop accepting. Relays may finish within drain-timeout; a UDP association
+ * has nothing to finish (a datagram in flight is as good as lost), so it and
+ * its connection end now.
+ */
 static void start_drain(struct worker *w)
 {
+	struct loop *l = &w->loop;
+
 	if (w->draining)
 		return;
 	w->draining = true;
@@ -63,6 +71,12 @@ static void start_drain(struct worker *w)
 	for (size_t i = 0; i < w->cfg->n_inbounds; i++)
 		if (w->listeners[i])
 			listener_stop(w->listeners[i]);
+	for (uint32_t i = 0; i < l->cap; i++) {
+		struct loop_obj *o = l->slots[i];
+		if (o && o->kind == LOOP_KIND_CONN && !o->closed &&
+		    ((struct conn *)o)->state == CONN_UDP)
+			conn_close((struct conn *)o, false);
+	}
 }
 
 static void inbox_complete(struct loop *l, struct loop_obj *o, unsigned op,
@@ -130,12 +144,14 @@ int worker_init(struct worker *w, int id, struct server *srv)
 	loop_register(&w->loop, LOOP_KIND_LISTENER, &listener_module, w);
 	loop_register(&w->loop, LOOP_KIND_CONN, &conn_module, w);
 	loop_register(&w->loop, LOOP_KIND_RESOLVER, &resolver_module, w);
+	loop_register(&w->loop, LOOP_KIND_UDP, &udp_module, w);
 	loop_tq_init(&w->loop, &w->hs_tq, cfg->handshake_timeout_ms, conn_hs_timeout);
 	loop_tq_init(&w->loop, &w->resolve_tq, cfg->resolve_timeout_ms, conn_resolve_timeout);
 	loop_tq_init(&w->loop, &w->stagger_tq, CONN_STAGGER_MS, conn_stagger_timeout);
 	loop_tq_init(&w->loop, &w->idle_tq, cfg->idle_timeout_ms, conn_idle_timeout);
 	loop_tq_init(&w->loop, &w->linger_tq, CONN_LINGER_MS, conn_linger_timeout);
 	loop_tq_init(&w->loop, &w->flush_tq, CONN_FLUSH_MS, conn_linger_timeout);
+	loop_tq_init(&w->loop, &w->udp_tq, cfg->udp_timeout_ms, udp_timeout);
 	/* Idle pipes and buffers kept per worker; those in use are bounded by active directions. */
 	max_idle = cfg->max_pipes ? cfg->max_pipes : 64;
 	if ((ret = pipe_pool_init(&w->pipes, max_idle, cfg->pipe_size)) < 0)
@@ -152,6 +168,8 @@ int worker_init(struct worker *w, int id, struct server *srv)
 	                            (unsigned)srv->n_workers);
 	if (ret < 0)
 		return ret;
+	resolver_on_answer(&w->res, LOOP_KIND_CONN, conn_resolved);
+	resolver_on_answer(&w->res, LOOP_KIND_UDP, udp_resolved);
 	return loop_add(&w->loop, &w->inbox_obj, LOOP_KIND_WORKER);
 }
 
@@ -354,6 +372,8 @@ void worker_destroy(struct worker *w)
 		pipe_pool_destroy(&w->pipes);
 	if (w->bufs.free)
 		buf_pool_destroy(&w->bufs);
+	free(w->udp_buf);
+	w->udp_buf = NULL;
 }
 
 /*

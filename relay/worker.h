@@ -40,7 +40,20 @@ struct listener;
 	X(resolve_full, "lookups refused: max-resolving reached")                  \
 	X(client_gone, "clients that left while their name was being resolved")    \
 	X(bytes_up, "bytes relayed client to target")                              \
-	X(bytes_down, "bytes relayed target to client")
+	X(bytes_down, "bytes relayed target to client")                            \
+	X(udp_assocs, "UDP associations opened")                                   \
+	X(udp_up, "datagrams relayed client to target")                            \
+	X(udp_down, "datagrams relayed target to client")                          \
+	X(udp_foreign, "datagrams dropped: not from the association's client")     \
+	X(udp_frag, "datagrams dropped: FRAG not 0")                               \
+	X(udp_malformed, "datagrams dropped: malformed header")                    \
+	X(udp_blocked, "datagrams dropped: the rules say block")                   \
+	X(udp_unsupported, "datagrams dropped: the outbound does not carry UDP")   \
+	X(udp_send_errors, "datagrams dropped: sending failed")                    \
+	X(udp_unresolved, "datagrams dropped: their name did not resolve")         \
+	X(udp_queue_full, "datagrams dropped: too many waiting for names")         \
+	X(udp_timeouts, "UDP associations ended by udp-timeout")                   \
+	X(udp_evicted, "UDP associations ended for a new one: udp-max-sessions")
 
 struct worker_stats {
 	STATS_FIELDS(WORKER_STATS)
@@ -86,6 +99,9 @@ struct worker {
 	struct loop_tq idle_tq;    /* idle-timeout */
 	struct loop_tq linger_tq;  /* the other direction's last bytes after an error */
 	struct loop_tq flush_tq;   /* then: is everything acknowledged before the reset? */
+	struct loop_tq udp_tq;     /* udp-timeout */
+	uint8_t *udp_buf;          /* recvmmsg scratch for the UDP associations, on first use */
+	unsigned n_udp;            /* UDP associations open */
 	struct pipe_pool pipes;
 	struct buf_pool bufs;
 	unsigned long trim_gets; /* pipes.gets + bufs.gets when it last changed ... */

@@ -368,6 +368,17 @@ wait_socks() {
 	done
 	return 1
 }
+# curl_cmp NAME WANT-FILE URL [CURL ARGS...]: pass if curl fetches URL and the body equals
+# WANT-FILE byte for byte; else fail with curl's error or the size it got.
+curl_cmp() {
+	local name=$1 want=$2 url=$3 got=$T_TMP/got.$1 e
+	shift 3
+	if e=$(curl -sS --max-time 30 "$@" -o "$got" "$url" 2>&1) && cmp -s "$got" "$want"; then
+		pass "$name"
+	else
+		fail "$name" "curl $* $url: ${e:-content differs ($(stat -c %s "$got" 2>/dev/null) bytes)}"
+	fi
+}
 # now_ms: monotonic enough wall clock in milliseconds.
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 

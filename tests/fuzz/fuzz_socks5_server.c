@@ -5,7 +5,8 @@
 
 /*
  * Input: one selector octet (bit 7 require_auth, bit 6 accept the credentials,
- * bits 0-3 chunk size), then the client's byte stream. The stream is run once
+ * bit 5 allow UDP ASSOCIATE, bit 4 allow FWD UDP, bits 0-3 chunk size), then
+ * the client's byte stream. The stream is run once
  * in one piece and once in chunks; both runs must agree exactly.
  */
 struct outcome {
@@ -39,7 +40,9 @@ static void check_step(const struct socks5_server *s, enum proto_res res, size_t
 	case PROTO_REQUEST:
 		CHECK(used >= 8); /* shortest: a one-octet domain */
 		CHECK(s->state == SOCKS5_S_DONE);
-		CHECK(s->cmd == SOCKS5_CMD_CONNECT);
+		CHECK(s->cmd == SOCKS5_CMD_CONNECT ||
+		      (s->cmd == SOCKS5_CMD_UDP_ASSOCIATE && s->allow_udp) ||
+		      (s->cmd == SOCKS5_CMD_FWD_UDP && s->allow_fwd_udp));
 		CHECK(s->reply_len == 0);
 		fuzz_check_target(&s->target);
 		break;
@@ -52,14 +55,16 @@ static void check_step(const struct socks5_server *s, enum proto_res res, size_t
 	}
 }
 
-static void run(struct outcome *o, bool require_auth, bool auth_ok, const uint8_t *in, size_t len,
-                size_t chunk)
+static void run(struct outcome *o, uint8_t sel, const uint8_t *in, size_t len, size_t chunk)
 {
 	static uint8_t buf[FUZZ_BUF_MAX];
 	size_t have = 0, off = 0;
 
+	bool auth_ok = sel & 0x40;
+
 	memset(o, 0, sizeof(*o));
-	socks5_server_init(&o->s, require_auth);
+	socks5_server_init(&o->s, sel & 0x80);
+	socks5_server_allow(&o->s, sel & 0x20, sel & 0x10);
 	o->last = PROTO_NEED_MORE;
 	while (off < len) {
 		size_t n = len - off < chunk ? len - off : chunk;
@@ -103,14 +108,11 @@ static void run(struct outcome *o, bool require_auth, bool auth_ok, const uint8_
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct outcome whole, split;
-	bool require_auth, auth_ok;
 
 	if (size < 1 || size - 1 > FUZZ_BUF_MAX / 2)
 		return 0;
-	require_auth = data[0] & 0x80;
-	auth_ok = data[0] & 0x40;
-	run(&whole, require_auth, auth_ok, data + 1, size - 1, size - 1);
-	run(&split, require_auth, auth_ok, data + 1, size - 1, fuzz_chunk(data[0], size - 1));
+	run(&whole, data[0], data + 1, size - 1, size - 1);
+	run(&split, data[0], data + 1, size - 1, fuzz_chunk(data[0], size - 1));
 	CHECK(whole.last == split.last);
 	CHECK(whole.out_len == split.out_len && !memcmp(whole.out, split.out, whole.out_len));
 	CHECK(whole.left == split.left);

@@ -31,6 +31,7 @@ out=${FUZZ_BUILD:-$top/build-fuzz}
 all=(
 	socks5_server
 	socks5_client
+	socks5_udp
 	http_connect
 	http_client
 	base64
@@ -52,7 +53,7 @@ else
 	secs=$((${FUZZ_BUDGET:-160} / ${#all[@]}))
 	[ "$secs" -lt 1 ] && secs=1
 fi
-proto_src=("$top/proto/proto.c" "$top/proto/socks5.c" "$top/proto/http_connect.c" "$top/proto/http_client.c" "$top"/lib/{base64,ct,log,sockaddr,stats}.c)
+proto_src=("$top/proto/proto.c" "$top/proto/socks5.c" "$top/proto/socks5_addr.c" "$top/proto/socks5_udp.c" "$top/proto/http_connect.c" "$top/proto/http_client.c" "$top"/lib/{base64,ct,log,sockaddr,stats}.c)
 # The WireGuard targets (fuzz_wg_*) also compile kmod-free/wireguard and tun/netlink.c, and link
 # the bundled wolfSSL (scripts/build-wolfssl, cached) or else the system one, and libmnl.
 wg_src=("$top"/kmod-free/wireguard/{allowedips,chacha,cookie,counter,crypto,index,noise,peer,ratelimiter,receive,rx_split,timers,wgconf,uapi,uapi_server}.c "$top/tun/netlink.c")
@@ -97,10 +98,15 @@ make_seeds() {
 	seed authfail socks5_server '\x81\x05\x01\x02\x01\x01u\x01p'
 	seed ipv6 socks5_server "\\x05\\x05\\x01\\x00\\x05\\x01\\x00\\x04$v6\\x00\\x16"
 	seed bind socks5_server '\x02\x05\x01\x00\x05\x02\x00\x01\x0a\x00\x00\x01\x00\x15'
+	seed udp socks5_server '\x20\x05\x01\x00\x05\x03\x00\x01\x00\x00\x00\x00\x00\x00'
+	seed fwdudp socks5_server '\x10\x05\x01\x00\x05\x05\x00\x01\x00\x00\x00\x00\x00\x00'
 	seed plain socks5_client '\x00\x05\x00\x05\x00\x00\x01\x0a\x00\x00\x01\x30\x39data'
 	seed auth6 socks5_client "\\xb1\\x05\\x02\\x01\\x00\\x05\\x00\\x00\\x04$v6\\x01\\xbb"
 	seed refused socks5_client '\x20\x05\x00\x05\x05\x00\x01\x00\x00\x00\x00\x00\x00'
 	seed bnddomain socks5_client '\x10\x05\x00\x05\x00\x00\x03\x04host\x00\x50'
+	seed v4 socks5_udp '\x00\x00\x00\x00\x01\xc0\x00\x02\x01\x00\x35hi'
+	seed name socks5_udp '\x00\x00\x00\x00\x03\x0bexample.org\x1f\x90'
+	seed frames socks5_udp "\\x83\\x00\\x02\\x0a\\x01\\xc0\\x00\\x02\\x01\\x00\\x35hi\\x00\\x01\\x16\\x04$v6\\x01\\xbbx\\x00\\x00\\x12\\x03\\x0bexample.org\\x1f\\x90"
 	seed domain http_connect '\x00CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n'
 	seed auth http_connect '\xc4CONNECT [::1]:8080 HTTP/1.1\r\nProxy-Authorization: Basic YWxpY2U6c2VjcmV0\r\n\r\n\x16\x03'
 	seed lf http_connect '\x83\nCONNECT 10.0.0.1:22 HTTP/1.0\nproxy-authorization: basic dTpw\n\n'

@@ -83,15 +83,8 @@ outbound = $ob
 done
 start_spliced "$conf" || { fail start "spliced did not start"; finish; }
 
-curl_get() {
-	local name=$1 url=$2 got=$T_TMP/got.$1 e
-	shift 2
-	if e=$(curl -sS --max-time 30 "$@" -o "$got" "$url" 2>&1) && cmp -s "$got" "$www/blob"; then
-		pass "$name"
-	else
-		fail "$name" "curl $* $url: ${e:-content differs ($(stat -c %s "$got" 2>/dev/null) bytes)}"
-	fi
-}
+# curl_get NAME URL [CURL ARGS...]: the blob, byte for byte.
+curl_get() { curl_cmp "$1" "$www/blob" "${@:2}"; }
 
 for ob in dante ms msauth; do
 	curl_get "$ob-socks5-ipv4" "http://127.0.0.1:$H/blob" --socks5 "127.0.0.1:${P[socks5-$ob]}"

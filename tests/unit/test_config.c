@@ -388,6 +388,35 @@ static void test_allow_list(void)
 	config_free(c);
 }
 
+static void test_udp_keys(void)
+{
+	struct config *c =
+	        load_ok("[main]\nudp-timeout = 30s\n" IN
+	                "udp = on\nudp-advertise = [2001:db8::7]\nudp-ports = 40000-40099\n"
+	                "[inbound t]\ntype = socks5\nlisten = 127.0.0.1:1081\n");
+	const struct inbound *in;
+
+	T_ASSERT(c != NULL);
+	if (!c)
+		return;
+	in = &c->inbounds[0];
+	T_ASSERT(in->udp);
+	T_EQ_INT(in->udp_advertise.ss_family, AF_INET6);
+	T_EQ_INT(sa_port(&in->udp_advertise), 0);
+	T_EQ_INT(in->udp_port_lo, 40000);
+	T_EQ_INT(in->udp_port_hi, 40099);
+	T_EQ_INT(c->udp_timeout_ms, 30000);
+	/* The defaults: off, the reached address, any port. */
+	in = &c->inbounds[1];
+	T_ASSERT(!in->udp);
+	T_EQ_INT(in->udp_advertise.ss_family, AF_UNSPEC);
+	T_EQ_INT(in->udp_port_lo, 0);
+	config_free(c);
+	c = load_ok(IN);
+	T_ASSERT(c && c->udp_timeout_ms == 60000);
+	config_free(c);
+}
+
 static void test_outbound_order(void)
 {
 	struct config *c = load_ok("[outbound b]\ntype = block\n[outbound a]\ntype = direct\n" IN
@@ -544,6 +573,16 @@ static void test_errors(void)
 	         "(e.g. 192.0.2.0/24, 2001:db8::/32)\n"},
 	        {"[main]\npipe-memory = 64k\n" IN,
 	         "t.ini:2: [main] pipe-memory: \"64k\" is below 1m, one pipe of the largest size\n"},
+	        {IN "udp = yes\n", "t.ini:4: [inbound s] udp: \"yes\" is not one of on, off\n"},
+	        {"[inbound h]\ntype = http\nlisten = 127.0.0.1:1\nudp = on\n",
+	         "t.ini:4: [inbound h] udp: not valid with type = http\n"},
+	        {IN "udp-advertise = relay.example\n",
+	         "t.ini:4: [inbound s] udp-advertise: \"relay.example\" is not an IPv4 or IPv6 "
+	         "address\n"},
+	        {IN "udp-ports = 9-1\n",
+	         "t.ini:4: [inbound s] udp-ports: \"9-1\" is an empty range (lo > hi)\n"},
+	        {"[main]\nudp-timeout = 10ms\n" IN,
+	         "t.ini:2: [main] udp-timeout: \"10ms\" is out of range (1s..24h)\n"},
 	        {"[main]\nkeepalive = 500ms\n" IN,
 	         "t.ini:2: [main] keepalive: \"500ms\" is below 1s, the kernel's unit for keepalive\n"},
 	        {"[main]\nmax-auth-failures = x\n" IN,
@@ -1494,6 +1533,11 @@ static void test_example_and_readme(void)
 	        "target",
 	        "outbound",
 	        "allow",
+	        "udp",
+	        "udp-advertise",
+	        "udp-ports",
+	        "udp-timeout",
+	        "udp-max-sessions",
 	        "bind-address",
 	        "bind-interface",
 	        "fwmark",
@@ -1600,6 +1644,7 @@ int main(void)
 	T_RUN(test_defaults);
 	T_RUN(test_every_key);
 	T_RUN(test_allow_list);
+	T_RUN(test_udp_keys);
 	T_RUN(test_outbound_order);
 	T_RUN(test_syntax_tolerance);
 	T_RUN(test_errors);

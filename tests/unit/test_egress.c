@@ -9,56 +9,13 @@
 #include <string.h>
 
 #include "t.h"
+#include "t_config.h"
+#include "t_target.h"
 #include "config.h"
 #include "egress.h"
 #include "hostaddr.h"
 
 T_SUITE("egress");
-
-static struct config *load(const char *text)
-{
-	struct config *c = NULL;
-	int rc = config_load_string("t.ini", text, &c, stdout);
-
-	if (rc != 0 || !c) {
-		printf("  config_load_string: %d\n", rc);
-		return NULL;
-	}
-	return c;
-}
-
-/* "192.0.2.1" / "2001:db8::1" and a port into a sockaddr; aborts on a typo in the test. */
-static struct sockaddr_storage sa(const char *addr, uint16_t port)
-{
-	struct sockaddr_storage ss;
-	struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
-	struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
-
-	memset(&ss, 0, sizeof(ss));
-	if (strchr(addr, ':')) {
-		a6->sin6_family = AF_INET6;
-		a6->sin6_port = htons(port);
-		if (inet_pton(AF_INET6, addr, &a6->sin6_addr) != 1)
-			abort();
-	} else {
-		a4->sin_family = AF_INET;
-		a4->sin_port = htons(port);
-		if (inet_pton(AF_INET, addr, &a4->sin_addr) != 1)
-			abort();
-	}
-	return ss;
-}
-
-static struct proto_target name(const char *host, uint16_t port)
-{
-	struct proto_target t;
-
-	memset(&t, 0, sizeof(t));
-	t.kind = TARGET_DOMAIN;
-	t.port = port;
-	snprintf(t.host, sizeof(t.host), "%s", host);
-	return t;
-}
 
 /*
  * The host-ownership answer, scripted: fake_owned_addr is "ours", every
@@ -95,7 +52,7 @@ static void fake_reset(const char *owned, int ret)
 static enum egress_verdict decide(const struct config *c, const char *in, const char *out,
                                   const struct proto_target *t, const char *addr, uint16_t port)
 {
-	struct sockaddr_storage a = sa(addr, port);
+	struct sockaddr_storage a = t_sockaddr(addr, port);
 	int ob = config_outbound_index(c, out);
 	const struct inbound *inb = NULL;
 
@@ -171,21 +128,21 @@ static void test_private_ranges(void)
 	};
 
 	for (size_t i = 0; i < sizeof(private) / sizeof(private[0]); i++) {
-		struct sockaddr_storage a = sa(private[i], 1);
+		struct sockaddr_storage a = t_sockaddr(private[i], 1);
 		if (!egress_private_range(&a))
 			T_FAILF("%s: not in any deny-private range", private[i]);
 	}
 	for (size_t i = 0; i < sizeof(public) / sizeof(public[0]); i++) {
-		struct sockaddr_storage a = sa(public[i], 1);
+		struct sockaddr_storage a = t_sockaddr(public[i], 1);
 		const char *r = egress_private_range(&a);
 		if (r)
 			T_FAILF("%s: taken for %s", public[i], r);
 	}
-	struct sockaddr_storage a = sa("10.1.2.3", 1);
+	struct sockaddr_storage a = t_sockaddr("10.1.2.3", 1);
 	T_EQ_STR(egress_private_range(&a), "10.0.0.0/8 (private)");
-	a = sa("::ffff:127.0.0.1", 1);
+	a = t_sockaddr("::ffff:127.0.0.1", 1);
 	T_EQ_STR(egress_private_range(&a), "127.0.0.0/8 (loopback)");
-	a = sa("::1", 1);
+	a = t_sockaddr("::1", 1);
 	T_EQ_STR(egress_private_range(&a), "::1/128 (loopback)");
 }
 
@@ -204,8 +161,8 @@ static void test_private_ranges(void)
 static void test_rule_per_address(void)
 {
 	struct config *c = load(RULES);
-	struct proto_target lh = name("localhost", 80), in = name("intranet.example", 80),
-	                    ip = name("127.0.0.1", 80);
+	struct proto_target lh = t_name("localhost", 80), in = t_name("intranet.example", 80),
+	                    ip = t_name("127.0.0.1", 80);
 
 	T_ASSERT(c);
 	if (!c)
@@ -248,7 +205,7 @@ static void test_rule_per_address(void)
 static void test_self(void)
 {
 	struct config *c = load(LISTENERS);
-	struct proto_target t = name("x.example", 1);
+	struct proto_target t = t_name("x.example", 1);
 
 	T_ASSERT(c);
 	if (!c)
@@ -300,7 +257,7 @@ static void test_deny_private(void)
 	struct config *c = load("[inbound s]\ntype = socks5\nlisten = 127.0.0.1:1080\n"
 	                        "[outbound g]\ntype = direct\ndeny-private = yes\nfwmark = 7\n"
 	                        "[outbound open]\ntype = direct\ndeny-private = no\n");
-	struct proto_target t = name("x.example", 443);
+	struct proto_target t = t_name("x.example", 443);
 
 	T_ASSERT(c);
 	if (!c)
@@ -337,9 +294,9 @@ static void test_refused_counts(void)
 {
 	struct config *c = load(RULES);
 	uint64_t n[EGRESS_N] = {0};
-	struct proto_target lh = name("localhost", 80);
-	struct sockaddr_storage a = sa("127.0.0.1", 80), b = sa("192.0.2.1", 80),
-	                        self = sa("127.0.0.1", 1080);
+	struct proto_target lh = t_name("localhost", 80);
+	struct sockaddr_storage a = t_sockaddr("127.0.0.1", 80), b = t_sockaddr("192.0.2.1", 80),
+	                        self = t_sockaddr("127.0.0.1", 1080);
 	int direct;
 
 	T_ASSERT(c);
@@ -434,21 +391,21 @@ static void test_config_forward_loops(void)
 /* The kernel's answer, from this machine's own routing table. */
 static void test_hostaddr_owned(void)
 {
-	struct sockaddr_storage a = sa("127.0.0.1", 0), un = {.ss_family = AF_UNIX};
+	struct sockaddr_storage a = t_sockaddr("127.0.0.1", 0), un = {.ss_family = AF_UNIX};
 	struct ifaddrs *ifa = NULL;
 	int found = 0;
 
 	T_EQ_INT(hostaddr_owned(&a, 0), 1);
-	a = sa("127.45.6.7", 80); /* the whole /8 is local */
+	a = t_sockaddr("127.45.6.7", 80); /* the whole /8 is local */
 	T_EQ_INT(hostaddr_owned(&a, 0), 1);
-	a = sa("127.0.0.1", 80);
+	a = t_sockaddr("127.0.0.1", 80);
 	T_EQ_INT(hostaddr_owned(&a, 0x1234), 1);
-	a = sa("::1", 80);
+	a = t_sockaddr("::1", 80);
 	T_EQ_INT(hostaddr_owned(&a, 0), 1);
 	/* TEST-NET-2: no host owns it (0, or no route at all: 0 too) */
-	a = sa("198.51.100.7", 80);
+	a = t_sockaddr("198.51.100.7", 80);
 	T_EQ_INT(hostaddr_owned(&a, 0), 0);
-	a = sa("2001:db8::7", 80);
+	a = t_sockaddr("2001:db8::7", 80);
 	T_EQ_INT(hostaddr_owned(&a, 0), 0);
 	T_EQ_INT(hostaddr_owned(&un, 0), -EAFNOSUPPORT);
 	/* every address an interface has is ours */
@@ -468,7 +425,7 @@ static void test_hostaddr_owned(void)
 	T_ASSERT(found > 0);
 	/* many questions on the one socket of this thread: the answers stay in step */
 	for (int i = 0; i < 2000; i++) {
-		a = sa(i % 2 ? "127.0.0.1" : "198.51.100.7", 80);
+		a = t_sockaddr(i % 2 ? "127.0.0.1" : "198.51.100.7", 80);
 		if (hostaddr_owned(&a, 0) != i % 2) {
 			T_FAILF("answer %d out of step", i);
 			break;

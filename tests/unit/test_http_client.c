@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Unit tests for proto/http_client.c: the CONNECT request, response heads cut anywhere, status mapping. */
 #include "t.h"
+#include "t_target.h"
 
 #include "http_client.h"
 
@@ -10,20 +11,9 @@
 
 T_SUITE("http_client");
 
-static struct proto_target domain(const char *host, uint16_t port)
-{
-	struct proto_target t;
-
-	memset(&t, 0, sizeof(t));
-	t.kind = TARGET_DOMAIN;
-	t.port = port;
-	snprintf(t.host, sizeof(t.host), "%s", host);
-	return t;
-}
-
 static struct proto_target literal(const char *host, uint16_t port)
 {
-	struct proto_target t = domain(host, port);
+	struct proto_target t = t_name(host, port);
 
 	T_ASSERT(proto_target_ip_literal(&t));
 	return t;
@@ -43,7 +33,7 @@ static void expect_out(const struct http_client *c, const char *want)
 static void test_request_forms(void)
 {
 	struct http_client c;
-	struct proto_target t = domain("example.org", 443);
+	struct proto_target t = t_name("example.org", 443);
 
 	T_EQ_INT(http_client_init(&c, &t, NULL, NULL), 0);
 	expect_out(&c, "CONNECT example.org:443 HTTP/1.1\r\nHost: example.org:443\r\n\r\n");
@@ -54,7 +44,7 @@ static void test_request_forms(void)
 	T_EQ_INT(http_client_init(&c, &t, NULL, NULL), 0);
 	expect_out(&c, "CONNECT [2001:db8::1]:22 HTTP/1.1\r\nHost: [2001:db8::1]:22\r\n\r\n");
 	/* RFC 7617's own example: Aladdin / open sesame */
-	t = domain("example.org", 443);
+	t = t_name("example.org", 443);
 	T_EQ_INT(http_client_init(&c, &t, "Aladdin", "open sesame"), 0);
 	expect_out(&c, "CONNECT example.org:443 HTTP/1.1\r\nHost: example.org:443\r\n"
 	               "Proxy-Authorization: Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ==\r\n\r\n");
@@ -63,15 +53,15 @@ static void test_request_forms(void)
 static void test_request_limits(void)
 {
 	struct http_client c;
-	struct proto_target t = domain("", 443);
+	struct proto_target t = t_name("", 443);
 	char user[PROTO_CRED_MAX + 2];
 
 	T_EQ_INT(http_client_init(&c, &t, NULL, NULL), -EINVAL); /* no host */
-	t = domain("a b", 443);
+	t = t_name("a b", 443);
 	T_EQ_INT(http_client_init(&c, &t, NULL, NULL), -EINVAL); /* would break the line */
-	t = domain("a\r\nX: y", 443);
+	t = t_name("a\r\nX: y", 443);
 	T_EQ_INT(http_client_init(&c, &t, NULL, NULL), -EINVAL);
-	t = domain("example.org", 443);
+	t = t_name("example.org", 443);
 	T_EQ_INT(http_client_init(&c, &t, "a:b", "p"), -EINVAL); /* Basic cannot carry it */
 	T_EQ_INT(http_client_init(&c, &t, "", "p"), -EINVAL);
 	memset(user, 'u', sizeof(user) - 1);
@@ -79,7 +69,7 @@ static void test_request_limits(void)
 	T_EQ_INT(http_client_init(&c, &t, user, "p"), -EINVAL); /* 256 octets */
 	user[PROTO_CRED_MAX] = '\0';
 	/* the longest of everything fits the request buffer */
-	t = domain("", 65535);
+	t = t_name("", 65535);
 	memset(t.host, 'h', PROTO_HOST_MAX);
 	T_EQ_INT(http_client_init(&c, &t, user, user), 0);
 	T_ASSERT(c.out_len <= sizeof(c.out));
@@ -94,7 +84,7 @@ static void expect_feed(const char *head, enum proto_res want, size_t want_used,
 
 	for (size_t cut = 0; cut <= len; cut++) {
 		struct http_client c;
-		struct proto_target t = domain("example.org", 443);
+		struct proto_target t = t_name("example.org", 443);
 		size_t used = 99;
 		enum proto_res res = PROTO_NEED_MORE;
 
@@ -160,7 +150,7 @@ static void test_head_limit(void)
 {
 	static uint8_t buf[HTTP_CLIENT_HEAD_MAX + 16];
 	struct http_client c;
-	struct proto_target t = domain("example.org", 443);
+	struct proto_target t = t_name("example.org", 443);
 	size_t used;
 
 	memcpy(buf, "HTTP/1.1 200 OK\r\n", 17);
@@ -183,7 +173,7 @@ static void test_scan_resumes(void)
 {
 	static uint8_t buf[4096];
 	struct http_client c;
-	struct proto_target t = domain("example.org", 443);
+	struct proto_target t = t_name("example.org", 443);
 	size_t used = 0, n;
 
 	n = (size_t)snprintf((char *)buf, sizeof(buf), "HTTP/1.1 200 OK\r\n");

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Unit tests for proto/proto.c: errno mapping, constant-time compare, IP literals in every spelling. */
 #include "t.h"
+#include "t_target.h"
 
 #include "ct.h"
 #include "proto.h"
@@ -58,20 +59,9 @@ static void test_ct_equal(void)
 	T_ASSERT(!ct_equal("a\0b", 3, "a\0c", 3));
 }
 
-static struct proto_target lit(const char *host, uint16_t port)
-{
-	struct proto_target t;
-
-	memset(&t, 0, sizeof(t));
-	t.kind = TARGET_DOMAIN;
-	t.port = port;
-	snprintf(t.host, sizeof(t.host), "%s", host);
-	return t;
-}
-
 static void test_ip_literal(void)
 {
-	struct proto_target t = lit("203.0.113.7", 8443);
+	struct proto_target t = t_name("203.0.113.7", 8443);
 	const struct sockaddr_in *sin = (const struct sockaddr_in *)&t.addr;
 	const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)&t.addr;
 
@@ -82,13 +72,13 @@ static void test_ip_literal(void)
 	T_EQ_INT(ntohs(sin->sin_port), 8443);
 	T_EQ_STR(t.host, "203.0.113.7");
 
-	t = lit("2001:db8::1", 80);
+	t = t_name("2001:db8::1", 80);
 	T_ASSERT(proto_target_ip_literal(&t));
 	T_EQ_INT(sin6->sin6_family, AF_INET6);
 	T_EQ_INT(sin6->sin6_addr.s6_addr[1], 0x01);
 	T_EQ_INT(ntohs(sin6->sin6_port), 80);
 
-	t = lit("[::1]", 80);
+	t = t_name("[::1]", 80);
 	T_ASSERT(proto_target_ip_literal(&t));
 	T_EQ_INT(sin6->sin6_family, AF_INET6);
 	T_ASSERT(IN6_IS_ADDR_LOOPBACK(&sin6->sin6_addr));
@@ -99,7 +89,7 @@ static void test_ip_literal(void)
 	        "fe80::1%eth0", "4294967296", "1.2.3.4.",  "08",          "0x",
 	        "localhost."};
 	for (size_t i = 0; i < sizeof(not_ip) / sizeof(not_ip[0]); i++) {
-		t = lit(not_ip[i], 80);
+		t = t_name(not_ip[i], 80);
 		if (proto_target_ip_literal(&t) || t.kind != TARGET_DOMAIN)
 			T_FAILF("\"%s\" taken as an IP literal", not_ip[i]);
 	}
@@ -137,7 +127,7 @@ static void test_ip_literal_inet_aton_forms(void)
 	};
 
 	for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
-		struct proto_target t = lit(forms[i].host, 443);
+		struct proto_target t = t_name(forms[i].host, 443);
 		const struct sockaddr_in *sin = (const struct sockaddr_in *)&t.addr;
 
 		if (!proto_target_ip_literal(&t) || t.kind != TARGET_IP ||
@@ -196,7 +186,7 @@ static void test_ip_literal_matches_getaddrinfo(void)
 	for (size_t i = 0; i < sizeof(hosts) / sizeof(hosts[0]); i++) {
 		struct addrinfo hints = {.ai_family = AF_INET, .ai_flags = AI_NUMERICHOST};
 		struct addrinfo *res = NULL;
-		struct proto_target t = lit(hosts[i], 80);
+		struct proto_target t = t_name(hosts[i], 80);
 		bool ours = proto_target_ip_literal(&t) && t.addr.ss_family == AF_INET;
 		bool gai = getaddrinfo(hosts[i], NULL, &hints, &res) == 0;
 

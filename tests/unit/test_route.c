@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "t.h"
+#include "t_config.h"
+#include "t_target.h"
 #include "config.h"
 #include "route.h"
 
@@ -20,63 +22,16 @@ T_SUITE("route");
 
 enum { OUT_A, OUT_B, OUT_C, OUT_DIRECT, OUT_BLOCK };
 
-static struct config *load(const char *text)
-{
-	struct config *c = NULL;
-	int rc = config_load_string("t.ini", text, &c, stdout);
-
-	if (rc != 0 || !c) {
-		printf("  config_load_string: %d\n", rc);
-		return NULL;
-	}
-	return c;
-}
-
-static struct proto_target ip(const char *addr, uint16_t port)
-{
-	struct proto_target t;
-
-	memset(&t, 0, sizeof(t));
-	t.kind = TARGET_IP;
-	t.port = port;
-	snprintf(t.host, sizeof(t.host), "%s", addr);
-	if (strchr(addr, ':')) {
-		struct sockaddr_in6 *a = (struct sockaddr_in6 *)&t.addr;
-		a->sin6_family = AF_INET6;
-		a->sin6_port = htons(port);
-		if (inet_pton(AF_INET6, addr, &a->sin6_addr) != 1)
-			abort();
-	} else {
-		struct sockaddr_in *a = (struct sockaddr_in *)&t.addr;
-		a->sin_family = AF_INET;
-		a->sin_port = htons(port);
-		if (inet_pton(AF_INET, addr, &a->sin_addr) != 1)
-			abort();
-	}
-	return t;
-}
-
-static struct proto_target dom(const char *host, uint16_t port)
-{
-	struct proto_target t;
-
-	memset(&t, 0, sizeof(t));
-	t.kind = TARGET_DOMAIN;
-	t.port = port;
-	snprintf(t.host, sizeof(t.host), "%s", host);
-	return t;
-}
-
 /* route_pick with no inbound (or one without a forced outbound). */
 static int pick_ip(const struct config *c, const char *addr, uint16_t port)
 {
-	struct proto_target t = ip(addr, port);
+	struct proto_target t = t_ip(addr, port);
 	return route_pick(c, NULL, &t);
 }
 
 static int pick_dom(const struct config *c, const char *host, uint16_t port)
 {
-	struct proto_target t = dom(host, port);
+	struct proto_target t = t_name(host, port);
 	return route_pick(c, NULL, &t);
 }
 
@@ -301,7 +256,7 @@ static void test_cidr_unspecified_is_loopback(void)
 /* What a client sends, through the same normalisation the inbounds apply. */
 static int pick_sent(const struct config *c, const char *host, uint16_t port)
 {
-	struct proto_target t = dom(host, port);
+	struct proto_target t = t_name(host, port);
 
 	proto_target_ip_literal(&t);
 	return route_pick(c, NULL, &t);
@@ -349,7 +304,7 @@ static void test_cidr_every_spelling(void)
 
 static int rule_for(const struct config *c, const char *host, uint16_t port, const char *addr)
 {
-	struct proto_target t = dom(host, port), a = ip(addr, port);
+	struct proto_target t = t_name(host, port), a = t_ip(addr, port);
 
 	return route_rule_for(c, &t, &a.addr);
 }
@@ -441,7 +396,7 @@ static void test_domains(void)
 	T_EQ_INT(pick_dom(c, "org.com", 443), OUT_C);
 	T_EQ_INT(pick_dom(c, "", 443), OUT_C);
 	/* an IP target never matches a domain rule, whatever its text form says */
-	struct proto_target t = ip("192.0.2.1", 443);
+	struct proto_target t = t_ip("192.0.2.1", 443);
 	snprintf(t.host, sizeof(t.host), "www.example.com");
 	T_EQ_INT(route_pick(c, NULL, &t), OUT_C);
 	config_free(c);
@@ -464,7 +419,7 @@ static void test_domain_target_skips_cidr(void)
 	T_EQ_INT(pick_dom(c, "2001:db8::1", 80), OUT_C);
 	T_EQ_INT(pick_dom(c, "[2001:db8::1]", 80), OUT_C);
 	/* addr filled as if a resolver had run: still a domain target */
-	t = ip("10.1.2.3", 80);
+	t = t_ip("10.1.2.3", 80);
 	t.kind = TARGET_DOMAIN;
 	snprintf(t.host, sizeof(t.host), "www.example.com");
 	T_EQ_INT(route_pick(c, NULL, &t), OUT_B);
@@ -543,8 +498,8 @@ static void test_inbound_forced(void)
 	             "default = a\n"
 	             "rule = cidr 10.0.0.0/8 -> direct\n"
 	             "rule = domain example.com -> direct\n");
-	struct proto_target t1 = ip("10.0.0.1", 22), t2 = dom("example.com", 443),
-	                    t3 = ip("192.0.2.1", 80);
+	struct proto_target t1 = t_ip("10.0.0.1", 22), t2 = t_name("example.com", 443),
+	                    t3 = t_ip("192.0.2.1", 80);
 	int direct;
 
 	T_ASSERT(c);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Unit tests for proto/socks5.c: server and client handshakes, every REP path, every cut. */
 #include "t.h"
+#include "t_target.h"
 
 #include "socks5.h"
 
@@ -471,6 +472,47 @@ static void test_request_commands(void)
 	EXPECT_REPLY(&s, 5, 7, 0, 1, 0, 0, 0, 0, 0, 0);
 }
 
+/* UDP ASSOCIATE and FWD UDP only when allowed; each allowance covers its own command only. */
+static void test_request_udp_allowed(void)
+{
+	struct socks5_server s;
+	const struct sockaddr_in *sin = (const struct sockaddr_in *)&s.target.addr;
+
+	server_at_request(&s);
+	socks5_server_allow(&s, true, false);
+	/* The client's own address for the association: 0.0.0.0:0 is the common case. */
+	server_step(&s, BL(5, 3, 0, 1, 0, 0, 0, 0, 0, 0), PROTO_REQUEST, 10);
+	T_EQ_INT(s.cmd, SOCKS5_CMD_UDP_ASSOCIATE);
+	T_EQ_INT(s.target.kind, TARGET_IP);
+	T_EQ_INT(s.target.port, 0);
+	T_EQ_INT(sin->sin_addr.s_addr, 0);
+	T_EQ_INT(s.reply_len, 0);
+	/* The reply carries the relay's address, as a CONNECT's carries the bound one. */
+	{
+		struct sockaddr_in relay = {.sin_family = AF_INET, .sin_port = htons(40000)};
+		relay.sin_addr.s_addr = htonl(0xc0000201);
+		socks5_server_reply(&s, SOCKS5_REP_SUCCEEDED, (const struct sockaddr *)&relay);
+		EXPECT_REPLY(&s, 5, 0, 0, 1, 192, 0, 2, 1, 0x9c, 0x40);
+	}
+	server_at_request(&s);
+	socks5_server_allow(&s, true, false);
+	server_step(&s, BL(5, 5, 0, 1, 0, 0, 0, 0, 0, 0), PROTO_FAIL, 10);
+	EXPECT_REPLY(&s, 5, 7, 0, 1, 0, 0, 0, 0, 0, 0);
+	server_at_request(&s);
+	socks5_server_allow(&s, false, true);
+	server_step(&s, BL(5, 5, 0, 1, 0, 0, 0, 0, 0, 0), PROTO_REQUEST, 10);
+	T_EQ_INT(s.cmd, SOCKS5_CMD_FWD_UDP);
+	server_at_request(&s);
+	socks5_server_allow(&s, false, true);
+	server_step(&s, BL(5, 3, 0, 1, 0, 0, 0, 0, 0, 0), PROTO_FAIL, 10);
+	EXPECT_REPLY(&s, 5, 7, 0, 1, 0, 0, 0, 0, 0, 0);
+	/* BIND stays refused whatever is allowed. */
+	server_at_request(&s);
+	socks5_server_allow(&s, true, true);
+	server_step(&s, BL(5, 2, 0, 1, 0, 0, 0, 0, 0, 0), PROTO_FAIL, 10);
+	EXPECT_REPLY(&s, 5, 7, 0, 1, 0, 0, 0, 0, 0, 0);
+}
+
 static void test_request_bad_atyp(void)
 {
 	struct socks5_server s;
@@ -644,29 +686,6 @@ static void test_rep_from_connect(void)
 
 /* ---- client ---- */
 
-static struct proto_target domain_target(const char *host, uint16_t port)
-{
-	struct proto_target t;
-
-	memset(&t, 0, sizeof(t));
-	t.kind = TARGET_DOMAIN;
-	t.port = port;
-	snprintf(t.host, sizeof(t.host), "%s", host);
-	return t;
-}
-
-static struct proto_target ip_target(const char *ip, uint16_t port)
-{
-	struct proto_target t;
-
-	memset(&t, 0, sizeof(t));
-	t.kind = TARGET_IP;
-	t.port = port;
-	snprintf(t.host, sizeof(t.host), "%s", ip);
-	T_ASSERT(proto_target_ip_literal(&t));
-	return t;
-}
-
 #define EXPECT_OUT(c, ...) expect_reply((c)->out, (c)->out_len, BL(__VA_ARGS__))
 
 static enum proto_res client_step(struct socks5_client *c, const uint8_t *msg, size_t len,
@@ -694,7 +713,7 @@ static enum proto_res client_step(struct socks5_client *c, const uint8_t *msg, s
 static void test_client_no_auth_domain(void)
 {
 	struct socks5_client c;
-	struct proto_target t = domain_target("example.com", 80);
+	struct proto_target t = t_name("example.com", 80);
 	const struct sockaddr_in *b = (const struct sockaddr_in *)&c.bound;
 
 	T_EQ_INT(socks5_client_init(&c, &t, NULL, NULL), 0);
@@ -714,7 +733,7 @@ static void test_client_no_auth_domain(void)
 static void test_client_auth_ipv6(void)
 {
 	struct socks5_client c;
-	struct proto_target t = ip_target("2001:db8::2", 443);
+	struct proto_target t = t_ip("2001:db8::2", 443);
 	const struct sockaddr_in6 *b = (const struct sockaddr_in6 *)&c.bound;
 
 	T_EQ_INT(socks5_client_init(&c, &t, "alice", "secret"), 0);
@@ -736,7 +755,7 @@ static void test_client_auth_ipv6(void)
 static void test_client_server_skips_auth(void)
 {
 	struct socks5_client c;
-	struct proto_target t = ip_target("192.0.2.5", 25);
+	struct proto_target t = t_ip("192.0.2.5", 25);
 
 	T_EQ_INT(socks5_client_init(&c, &t, "alice", "secret"), 0);
 	client_step(&c, BL(5, 0), PROTO_REPLY, 2);
@@ -746,7 +765,7 @@ static void test_client_server_skips_auth(void)
 static void test_client_auth_version5_tolerated(void)
 {
 	struct socks5_client c;
-	struct proto_target t = domain_target("h", 1);
+	struct proto_target t = t_name("h", 1);
 	size_t used;
 
 	socks5_client_init(&c, &t, "u", "p");
@@ -758,7 +777,7 @@ static void test_client_auth_version5_tolerated(void)
 static void test_client_failures(void)
 {
 	struct socks5_client c;
-	struct proto_target t = domain_target("example.org", 443);
+	struct proto_target t = t_name("example.org", 443);
 	size_t used;
 
 	socks5_client_init(&c, &t, "u", "p");
@@ -786,7 +805,7 @@ static void test_client_failures(void)
 static void test_client_rep_codes(void)
 {
 	struct socks5_client c;
-	struct proto_target t = domain_target("example.org", 443);
+	struct proto_target t = t_name("example.org", 443);
 	size_t used;
 
 	for (unsigned rep = 1; rep <= 0xff; rep++) {
@@ -803,7 +822,7 @@ static void test_client_rep_codes(void)
 static void test_client_reply_variants(void)
 {
 	struct socks5_client c;
-	struct proto_target t = domain_target("example.org", 443);
+	struct proto_target t = t_name("example.org", 443);
 	size_t used;
 
 	/* BND as a domain: parsed and skipped, bound stays AF_UNSPEC */
@@ -840,7 +859,7 @@ static void test_client_cuts(void)
 
 	for (size_t chunk = sizeof(srv); chunk >= 1; chunk--) {
 		struct socks5_client c;
-		struct proto_target t = domain_target("example.net", 8443);
+		struct proto_target t = t_name("example.net", 8443);
 		uint8_t buf[BUF_MAX];
 		size_t have = 0, off = 0, got_len = 0;
 		enum proto_res res = PROTO_NEED_MORE;
@@ -884,7 +903,7 @@ static void test_client_cuts(void)
 static void test_client_ip_targets(void)
 {
 	struct socks5_client c;
-	struct proto_target t = ip_target("::ffff:10.9.8.7", 53);
+	struct proto_target t = t_ip("::ffff:10.9.8.7", 53);
 	size_t used;
 
 	socks5_client_init(&c, &t, NULL, NULL);
@@ -892,7 +911,7 @@ static void test_client_ip_targets(void)
 	EXPECT_OUT(&c, 5, 1, 0, 1, 10, 9, 8, 7, 0, 53);
 
 	/* port 0 in the sockaddr: target.port is used */
-	t = ip_target("10.0.0.9", 0);
+	t = t_ip("10.0.0.9", 0);
 	t.port = 8000;
 	socks5_client_init(&c, &t, NULL, NULL);
 	socks5_client_feed(&c, BL(5, 0), &used);
@@ -902,7 +921,7 @@ static void test_client_ip_targets(void)
 static void test_client_init_limits(void)
 {
 	struct socks5_client c;
-	struct proto_target t = domain_target("x", 1);
+	struct proto_target t = t_name("x", 1);
 	char cred[PROTO_CRED_MAX + 2];
 	size_t used;
 
@@ -958,6 +977,7 @@ int main(void)
 	T_RUN(test_request_domain_literals);
 	T_RUN(test_request_bad_domain);
 	T_RUN(test_request_commands);
+	T_RUN(test_request_udp_allowed);
 	T_RUN(test_request_bad_atyp);
 	T_RUN(test_request_bad_version_rsv);
 	T_RUN(test_early_payload);

@@ -1,0 +1,663 @@
+/* SPDX-License-Identifier: MIT */
+/* SOCKS5 UDP associations (RFC 1928 section 7): the relay socket, the direct sockets, the datagrams between them. */
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "conn.h"
+#include "egress.h"
+#include "log.h"
+#include "route.h"
+#include "socks5_udp.h"
+#include "sockaddr.h"
+#include "udp.h"
+#include "worker.h"
+
+/*
+ * What this implements, and what it does not (yet):
+ *  - A relay socket per association, bound to the address the client
+ *    reached over TCP (a port in udp-ports when set). Datagrams are taken
+ *    only from the client's IP address (its TCP peer's), and only from the
+ *    port it declared, or, when it declared none, the port of its first
+ *    datagram: everything else is dropped and counted.
+ *  - FRAG != 0 is dropped (section 7 allows it), as is any malformed
+ *    header; nothing malformed is ever answered.
+ *  - Each destination is routed (port and cidr rules) and checked by the
+ *    egress policy, datagram by datagram. The direct outbound sends from
+ *    one unconnected socket per family, bound as the TCP direct outbound
+ *    is (bind-address, bind-interface, fwmark); replies are taken from any
+ *    source (endpoint-independent filtering) and carry their source as the
+ *    header's address.
+ *  - A name is looked up (c-ares, on the loop) the first time the client
+ *    sends to it and kept for the association's life; its first address is
+ *    used. Domain rules apply to the name, cidr rules and the egress policy
+ *    to the address. Datagrams wait for the answer in a small bounded
+ *    queue; past it they are dropped (udp_queue_full).
+ *  - The socks5/http upstreams do not carry UDP yet: dropped and counted
+ *    (udp_unsupported).
+ *  - The association ends with its TCP connection, and after udp-timeout
+ *    without a datagram either way (which also closes the connection).
+ */
+
+static uint8_t *scratch(struct worker *w)
+{
+	if (!w->udp_buf)
+		w->udp_buf = malloc((size_t)UDP_BATCH * UDP_SLOT);
+	return w->udp_buf;
+}
+
+void udp_arm(struct udp_assoc *a, unsigned op, int fd, unsigned mask)
+{
+	struct io_uring_sqe *sqe = loop_prep(&a->w->loop, &a->obj, op);
+
+	io_uring_prep_poll_add(sqe, fd, mask);
+	a->ops[op] = sqe->user_data;
+}
+
+/* ::ffff:a.b.c.d as a.b.c.d, so a dual-stack socket's view compares with a TCP peer's. */
+static void unmap(struct sockaddr_storage *ss)
+{
+	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
+	struct sockaddr_in s4 = {.sin_family = AF_INET};
+
+	if (ss->ss_family != AF_INET6 || !IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr))
+		return;
+	s4.sin_port = s6->sin6_port;
+	memcpy(&s4.sin_addr, &s6->sin6_addr.s6_addr[12], 4);
+	memset(ss, 0, sizeof(*ss));
+	memcpy(ss, &s4, sizeof(s4));
+}
+
+static bool same_ip(const struct sockaddr_storage *x, const struct sockaddr_storage *y)
+{
+	if (x->ss_family != y->ss_family)
+		return false;
+	if (x->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)x)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)y)->sin_addr.s_addr;
+	return x->ss_family == AF_INET6 &&
+	       !memcmp(&((const struct sockaddr_in6 *)x)->sin6_addr,
+	               &((const struct sockaddr_in6 *)y)->sin6_addr, 16);
+}
+
+/* sin_port and sin6_port share their offset. */
+static uint16_t port_of(const struct sockaddr_storage *ss)
+{
+	return ((const struct sockaddr_in *)ss)->sin_port;
+}
+
+static void set_port(struct sockaddr_storage *ss, uint16_t port_be)
+{
+	((struct sockaddr_in *)ss)->sin_port = port_be;
+}
+
+/* Whether a datagram from src is the client's; the first one fixes an undeclared port. */
+static bool from_client(struct udp_assoc *a, const struct sockaddr_storage *src)
+{
+	struct sockaddr_storage s = *src;
+
+	unmap(&s);
+	if (!same_ip(&s, &a->client))
+		return false;
+	if (a->port_known)
+		return port_of(&s) == port_of(&a->client);
+	set_port(&a->client, port_of(&s));
+	a->port_known = true;
+	return true;
+}
+
+/*
+ * Whether the request's DST names the port the client will send from: a
+ * port, with the client's own address or none (0.0.0.0, ::). Some clients
+ * (v2ray) put the destination there instead; a DST with another address is
+ * not about the client, and the port is learned from its first datagram.
+ */
+static bool declares_port(const struct proto_target *declared,
+                          const struct sockaddr_storage *client)
+{
+	struct sockaddr_storage d;
+	static const uint8_t zero[16];
+
+	if (declared->kind != TARGET_IP || !declared->port)
+		return false;
+	d = declared->addr;
+	unmap(&d);
+	if (d.ss_family == AF_INET && ((const struct sockaddr_in *)&d)->sin_addr.s_addr == 0)
+		return true;
+	if (d.ss_family == AF_INET6 &&
+	    !memcmp(&((const struct sockaddr_in6 *)&d)->sin6_addr, zero, 16))
+		return true;
+	return same_ip(&d, client);
+}
+
+/* The relay socket on local's address: a port of lo..hi (from a random start), or any. */
+static int relay_socket(const struct sockaddr_storage *local, uint16_t lo, uint16_t hi)
+{
+	struct sockaddr_storage b = *local;
+	unsigned span = lo ? (unsigned)(hi - lo) + 1 : 1, start = lo ? (unsigned)rand() % span : 0;
+	int fd = socket(local->ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), err;
+
+	if (fd < 0)
+		return -errno;
+	for (unsigned i = 0; i < span; i++) {
+		set_port(&b, htons(lo ? (uint16_t)(lo + (start + i) % span) : 0));
+		if (bind(fd, (const struct sockaddr *)&b, sa_len(b.ss_family)) == 0)
+			return fd;
+		if (errno != EADDRINUSE)
+			break;
+	}
+	err = -errno;
+	close(fd);
+	return err;
+}
+
+/* An association object for connection c, its relay socket fd (-1: UDP-in-TCP). */
+/*
+ * At udp-max-sessions, the association idle longest goes: the head of the
+ * udp-timeout queue, whose order is that of the last datagram (to within
+ * the second loop_timer_touch() allows).
+ */
+static void evict_idlest(struct worker *w)
+{
+	struct udp_assoc *old;
+
+	if (w->n_udp < w->cfg->udp_max_sessions || list_empty(&w->udp_tq.head))
+		return;
+	old = list_entry(w->udp_tq.head.next, struct udp_assoc, timer.node);
+	w->stats.udp_evicted++;
+	udp_assoc_close(old);
+}
+
+static struct udp_assoc *assoc_new(struct conn *c, int fd)
+{
+	struct worker *w = c->w;
+	struct udp_assoc *a;
+
+	evict_idlest(w);
+	a = calloc(1, sizeof(*a));
+
+	if (!a || loop_add(&w->loop, &a->obj, LOOP_KIND_UDP) < 0) {
+		free(a);
+		return NULL;
+	}
+	a->w = w;
+	a->inbound = c->inbound;
+	a->conn_slot = c->obj.slot;
+	a->conn_gen = w->loop.gens[c->obj.slot];
+	a->fd = fd;
+	a->tcp_fd = -1;
+	a->out_fd[0] = a->out_fd[1] = -1;
+	loop_timer_init(&a->timer);
+	loop_timer_arm(&w->loop, &w->udp_tq, &a->timer);
+	w->stats.udp_assocs++;
+	w->n_udp++;
+	return a;
+}
+
+int udp_assoc_open(struct conn *c, const struct sockaddr_storage *peer,
+                   const struct sockaddr_storage *local, const struct proto_target *declared,
+                   struct udp_assoc **out, struct sockaddr_storage *bound)
+{
+	struct worker *w = c->w;
+	const struct inbound *in = &w->cfg->inbounds[c->inbound];
+	struct udp_assoc *a;
+	socklen_t len = sizeof(*bound);
+	int fd;
+
+	if (!scratch(w))
+		return -ENOMEM;
+	fd = relay_socket(local, in->udp_port_lo, in->udp_port_hi);
+	if (fd < 0)
+		return fd;
+	a = assoc_new(c, fd);
+	if (!a) {
+		close(fd);
+		return -ENOMEM;
+	}
+	a->relay_v6 = local->ss_family == AF_INET6;
+	a->client = *peer;
+	unmap(&a->client);
+	if (declares_port(declared, &a->client)) {
+		set_port(&a->client, htons(declared->port));
+		a->port_known = true;
+	}
+	getsockname(fd, (struct sockaddr *)bound, &len);
+	if (in->udp_advertise.ss_family != AF_UNSPEC) {
+		uint16_t port = port_of(bound);
+
+		*bound = in->udp_advertise;
+		set_port(bound, port);
+	}
+	udp_arm(a, UDP_OP_RELAY, fd, POLLIN);
+	*out = a;
+	return 0;
+}
+
+int udp_assoc_open_tcp(struct conn *c, int tcp_fd, struct udp_assoc **out)
+{
+	struct udp_assoc *a;
+
+	if (!scratch(c->w))
+		return -ENOMEM;
+	a = assoc_new(c, -1);
+	if (!a)
+		return -ENOMEM;
+	a->tcp_fd = tcp_fd;
+	a->tcp_in = malloc(UDP_TCP_IN_MAX);
+	if (!a->tcp_in) {
+		udp_assoc_close(a);
+		return -ENOMEM;
+	}
+	*out = a;
+	return 0;
+}
+
+/* The direct outbound's socket for a family: made, bound and polled on first use. */
+static int out_socket(struct udp_assoc *a, const struct outbound *ob, int family)
+{
+	int i = family == AF_INET6, fd;
+	static const int one = 1;
+
+	if (a->out_fd[i] >= 0)
+		return a->out_fd[i];
+	if (ob->bind_addr.ss_family != AF_UNSPEC && ob->bind_addr.ss_family != family)
+		return -EAFNOSUPPORT;
+	fd = socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if ((ob->fwmark &&
+	     setsockopt(fd, SOL_SOCKET, SO_MARK, &ob->fwmark, sizeof(ob->fwmark)) < 0) ||
+	    (ob->bind_interface[0] &&
+	     setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, ob->bind_interface,
+	                (socklen_t)strlen(ob->bind_interface)) < 0) ||
+	    (ob->bind_addr.ss_family != AF_UNSPEC &&
+	     bind(fd, (const struct sockaddr *)&ob->bind_addr, sa_len(family)) < 0)) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	a->out_fd[i] = fd;
+	udp_arm(a, i ? UDP_OP_OUT6 : UDP_OP_OUT4, fd, POLLIN);
+	return fd;
+}
+
+static void flush_name(struct udp_assoc *a, int i);
+
+/* Send a payload to addr (t's address, or its name's) through ob, if the egress policy says yes. */
+static void send_to(struct udp_assoc *a, const struct outbound *ob, const struct proto_target *t,
+                    const struct sockaddr_storage *addr, const uint8_t *d, size_t n)
+{
+	struct worker *w = a->w;
+	const struct inbound *in = &w->cfg->inbounds[a->inbound];
+	struct sockaddr_storage to = *addr;
+	int fd;
+
+	unmap(&to);
+	if (egress_refused(w->cfg, in, ob, t, &to, w->stats.egress))
+		return;
+	fd = out_socket(a, ob, to.ss_family);
+	if (fd < 0 || sendto(fd, d, n, MSG_DONTWAIT, (const struct sockaddr *)&to,
+	                     sa_len(to.ss_family)) < 0) {
+		w->stats.udp_send_errors++;
+		return;
+	}
+	w->stats.udp_up++;
+}
+
+static int find_name(const struct udp_assoc *a, const char *host)
+{
+	for (int i = 0; i < UDP_NAMES; i++)
+		if (a->names[i].state != NAME_EMPTY && strcmp(a->names[i].host, host) == 0)
+			return i;
+	return -1;
+}
+
+static void drop_queued(struct udp_assoc *a, unsigned i)
+{
+	a->queued_bytes -= a->queue[i].len;
+	free(a->queue[i].data);
+	a->queue[i] = a->queue[--a->n_queued];
+}
+
+/* Start the lookup of the next name that waits for one, if none is in flight. */
+static void next_lookup(struct udp_assoc *a)
+{
+	struct worker *w = a->w;
+
+	for (int i = 0; !a->lookup && i < UDP_NAMES; i++) {
+		struct udp_name *nm = &a->names[i];
+
+		if (nm->state != NAME_WAITING)
+			continue;
+		nm->state = NAME_LOOKUP;
+		a->lookup = true;
+		/* The answer may come before this returns (/etc/hosts): udp_resolved() then ran. */
+		if (resolver_lookup(&w->res, &a->obj, nm->host, nm->port) < 0) {
+			a->lookup = false;
+			nm->state = NAME_FAILED;
+			w->stats.resolve_full++;
+			flush_name(a, i);
+		}
+	}
+}
+
+/* Datagrams for name i: sent now that it resolved, or dropped if it did not. */
+static void flush_name(struct udp_assoc *a, int i)
+{
+	struct worker *w = a->w;
+	const struct udp_name *nm = &a->names[i];
+
+	for (unsigned q = 0; q < a->n_queued;) {
+		struct udp_queued *e = &a->queue[q];
+		struct proto_target t = {.kind = TARGET_DOMAIN, .port = e->port};
+		struct sockaddr_storage to = nm->addr;
+
+		if (e->name != i) {
+			q++;
+			continue;
+		}
+		if (nm->state == NAME_READY) {
+			snprintf(t.host, sizeof(t.host), "%s", nm->host);
+			set_port(&to, htons(e->port));
+			send_to(a, &w->cfg->outbounds[e->outbound], &t, &to, e->data, e->len);
+		} else {
+			w->stats.udp_unresolved++;
+		}
+		drop_queued(a, q);
+	}
+}
+
+void udp_resolved(struct worker *w, struct loop_obj *o, int err,
+                  const struct sockaddr_storage *addrs, int n)
+{
+	struct udp_assoc *a = (struct udp_assoc *)o;
+
+	(void)w;
+	a->lookup = false;
+	for (int i = 0; i < UDP_NAMES; i++) {
+		struct udp_name *nm = &a->names[i];
+
+		if (nm->state != NAME_LOOKUP)
+			continue;
+		if (err == 0 && n > 0) {
+			nm->addr = addrs[0];
+			nm->state = NAME_READY;
+		} else {
+			nm->state = NAME_FAILED;
+		}
+		flush_name(a, i);
+	}
+	next_lookup(a);
+}
+
+/* A datagram to a name: sent at once when the name is known, else queued for its lookup. */
+static void up_name(struct udp_assoc *a, const struct outbound *ob, const struct proto_target *t,
+                    const uint8_t *d, size_t n)
+{
+	struct worker *w = a->w;
+	int i = find_name(a, t->host);
+	struct udp_queued *e;
+
+	if (i >= 0 && a->names[i].state == NAME_READY) {
+		struct sockaddr_storage to = a->names[i].addr;
+
+		set_port(&to, htons(t->port));
+		send_to(a, ob, t, &to, d, n);
+		return;
+	}
+	if (i >= 0 && a->names[i].state == NAME_FAILED) {
+		w->stats.udp_unresolved++;
+		return;
+	}
+	if (a->n_queued == UDP_QUEUE || a->queued_bytes + n > UDP_QUEUE_BYTES) {
+		w->stats.udp_queue_full++;
+		return;
+	}
+	if (i < 0) {
+		/* A new name replaces the oldest entry, unless that one still waits for its answer. */
+		i = (int)(a->next_name % UDP_NAMES);
+		if (a->names[i].state == NAME_LOOKUP || a->names[i].state == NAME_WAITING) {
+			w->stats.udp_queue_full++;
+			return;
+		}
+		a->next_name++;
+		memset(&a->names[i], 0, sizeof(a->names[i]));
+		snprintf(a->names[i].host, sizeof(a->names[i].host), "%s", t->host);
+		a->names[i].port = t->port ? t->port : 1; /* c-ares refuses service "0" */
+		a->names[i].state = NAME_WAITING;
+	}
+	e = &a->queue[a->n_queued];
+	e->data = malloc(n ? n : 1);
+	if (!e->data) {
+		w->stats.udp_queue_full++;
+		return;
+	}
+	memcpy(e->data, d, n);
+	e->len = n;
+	e->port = t->port;
+	e->name = i;
+	e->outbound = (int)(ob - w->cfg->outbounds);
+	a->n_queued++;
+	a->queued_bytes += n;
+	next_lookup(a);
+}
+
+/* A datagram for t from the client (either front-end): route, check, send. */
+void udp_send_up(struct udp_assoc *a, const struct proto_target *t, const uint8_t *d, size_t n)
+{
+	struct worker *w = a->w;
+	const struct config *cfg = w->cfg;
+	const struct outbound *ob = &cfg->outbounds[route_pick(cfg, &cfg->inbounds[a->inbound], t)];
+
+	if (ob->type == OUTBOUND_BLOCK) {
+		w->stats.udp_blocked++;
+		return;
+	}
+	if (ob->type != OUTBOUND_DIRECT) {
+		w->stats.udp_unsupported++;
+		return;
+	}
+	if (t->kind == TARGET_DOMAIN)
+		up_name(a, ob, t, d, n);
+	else
+		send_to(a, ob, t, &t->addr, d, n);
+}
+
+/* One datagram on the relay socket: parse the RFC 1928 header, then as any other. */
+static void up(struct udp_assoc *a, const uint8_t *d, size_t n)
+{
+	struct worker *w = a->w;
+	struct proto_target t;
+	size_t hl = 0;
+	enum socks5_udp_error e = socks5_udp_parse(d, n, &t, &hl);
+
+	if (e == SOCKS5_UDP_FRAG) {
+		w->stats.udp_frag++;
+		return;
+	}
+	if (e != SOCKS5_UDP_OK) {
+		w->stats.udp_malformed++;
+		log_debug_rl("udp: datagram dropped: %s header", socks5_udp_error_name(e));
+		return;
+	}
+	udp_send_up(a, &t, d + hl, n - hl);
+}
+
+/* One reply from src on an outbound socket: to the client, with src as the header's address. */
+static void down(struct udp_assoc *a, uint8_t *d, size_t n, const struct sockaddr_storage *src)
+{
+	struct worker *w = a->w;
+	uint8_t hdr[SOCKS5_UDP_HDR_MAX];
+	struct iovec iov[2] = {{.iov_base = hdr}, {.iov_base = d, .iov_len = n}};
+	struct msghdr mh = {.msg_name = &a->client,
+	                    .msg_namelen = sa_len(a->client.ss_family),
+	                    .msg_iov = iov,
+	                    .msg_iovlen = 2};
+	struct sockaddr_in6 mapped;
+
+	if (a->tcp_fd >= 0) {
+		udp_tcp_down(a, d, n, src);
+		return;
+	}
+	if (!a->port_known) {
+		w->stats.udp_foreign++; /* nobody to send it to yet */
+		return;
+	}
+	iov[0].iov_len = socks5_udp_put_header_sa(hdr, (const struct sockaddr *)src);
+	/* A dual-stack relay socket (the client came over IPv4 to [::]) needs the mapped form. */
+	if (a->relay_v6 && a->client.ss_family == AF_INET) {
+		const struct sockaddr_in *c4 = (const struct sockaddr_in *)&a->client;
+
+		memset(&mapped, 0, sizeof(mapped));
+		mapped.sin6_family = AF_INET6;
+		mapped.sin6_port = c4->sin_port;
+		mapped.sin6_addr.s6_addr[10] = mapped.sin6_addr.s6_addr[11] = 0xff;
+		memcpy(&mapped.sin6_addr.s6_addr[12], &c4->sin_addr, 4);
+		mh.msg_name = &mapped;
+		mh.msg_namelen = sizeof(mapped);
+	}
+	if (sendmsg(a->fd, &mh, MSG_DONTWAIT) < 0) {
+		w->stats.udp_send_errors++;
+		return;
+	}
+	w->stats.udp_down++;
+}
+
+/*
+ * Drain what fd holds, UDP_BATCH datagrams per recvmmsg(2), at most four
+ * rounds before the poll is armed again (the other sockets get their turn).
+ */
+static void drain(struct udp_assoc *a, int fd, bool from_relay)
+{
+	uint8_t *buf = scratch(a->w);
+	struct mmsghdr mm[UDP_BATCH];
+	struct iovec iov[UDP_BATCH];
+	struct sockaddr_storage src[UDP_BATCH];
+
+	for (int round = 0; round < 4; round++) {
+		int n;
+
+		for (int i = 0; i < UDP_BATCH; i++) {
+			iov[i] = (struct iovec){.iov_base = buf + (size_t)i * UDP_SLOT,
+			                        .iov_len = UDP_SLOT};
+			mm[i].msg_hdr = (struct msghdr){.msg_name = &src[i],
+			                                .msg_namelen = sizeof(src[i]),
+			                                .msg_iov = &iov[i],
+			                                .msg_iovlen = 1};
+		}
+		n = recvmmsg(fd, mm, UDP_BATCH, MSG_DONTWAIT, NULL);
+		if (n <= 0)
+			return;
+		loop_timer_touch(&a->w->loop, &a->w->udp_tq, &a->timer);
+		for (int i = 0; i < n; i++) {
+			uint8_t *d = iov[i].iov_base;
+			size_t len = mm[i].msg_len;
+
+			if (mm[i].msg_hdr.msg_flags & MSG_TRUNC) {
+				a->w->stats.udp_malformed++;
+				continue;
+			}
+			if (!from_relay) {
+				down(a, d, len, &src[i]);
+			} else if (!from_client(a, &src[i])) {
+				a->w->stats.udp_foreign++;
+			} else {
+				up(a, d, len);
+			}
+		}
+		if (n < UDP_BATCH)
+			return;
+	}
+}
+
+static void complete(struct loop *l, struct loop_obj *o, unsigned op,
+                     const struct io_uring_cqe *cqe)
+{
+	struct udp_assoc *a = (struct udp_assoc *)o;
+	int fd = op == UDP_OP_RELAY ? a->fd : a->out_fd[op == UDP_OP_OUT6];
+
+	(void)l;
+	a->ops[op] = 0;
+	if (cqe->res < 0) {
+		log_debug_rl("udp: poll failed: %s", strerror(-cqe->res));
+		udp_assoc_close(a);
+		return;
+	}
+	if (op == UDP_OP_TCP_OUT) {
+		udp_tcp_writable(a);
+		return;
+	}
+	/* An error queued on the socket (an ICMP report) would make every poll return at once. */
+	if (cqe->res & POLLERR) {
+		int e;
+		socklen_t el = sizeof(e);
+
+		getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &el);
+	}
+	drain(a, fd, op == UDP_OP_RELAY);
+	if (!a->obj.closed)
+		udp_arm(a, op, fd, POLLIN);
+}
+
+void udp_assoc_close(struct udp_assoc *a)
+{
+	struct worker *w = a->w;
+	struct loop_obj *co;
+
+	if (a->obj.closed)
+		return;
+	for (unsigned i = 0; i < UDP_OP_END; i++) {
+		if (a->ops[i])
+			loop_cancel(&w->loop, a->ops[i]);
+		a->ops[i] = 0;
+	}
+	loop_timer_stop(&a->timer);
+	while (a->n_queued)
+		drop_queued(a, 0);
+	/* Closed already: conn_udp_ended() closes the connection, which calls back. */
+	a->obj.closed = true;
+	co = loop_obj_at(&w->loop, LOOP_KIND_CONN, a->conn_slot, a->conn_gen);
+	if (co)
+		conn_udp_ended((struct conn *)co, a);
+	loop_close(&w->loop, &a->obj); /* a may be freed from here on */
+}
+
+void udp_timeout(struct loop *l, struct loop_timer *t)
+{
+	struct udp_assoc *a = list_entry(t, struct udp_assoc, timer);
+
+	(void)l;
+	a->w->stats.udp_timeouts++;
+	udp_assoc_close(a);
+}
+
+static void release(struct loop *l, struct loop_obj *o)
+{
+	struct udp_assoc *a = (struct udp_assoc *)o;
+
+	(void)l;
+	a->w->n_udp--;
+	if (a->fd >= 0)
+		close(a->fd);
+	free(a->tcp_in);
+	free(a->tcp_out);
+	for (int i = 0; i < 2; i++)
+		if (a->out_fd[i] >= 0)
+			close(a->out_fd[i]);
+	free(a);
+}
+
+const struct loop_module udp_module = {
+        .name = "udp",
+        .complete = complete,
+        .release = release,
+};

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Debian's dante-client (socksify, its LD_PRELOAD SOCKS library) as a UDP ASSOCIATE client of
+# spliced: a plain sendto/recvfrom program in namespace A, spliced in A with udp = on, a UDP
+# echo server in namespace B on 10.88.0.1 (a network A reaches through a route, so socksify
+# does not send it direct). Datagrams of 1, 512, 1400 and 60,000 bytes come back byte-exact,
+# and spliced counts one association each.
+. "$(dirname "$0")/../lib.sh"
+need_spliced
+need python3 socksify ip
+need_root dante-udp || { finish; }
+
+netns_new A || { fail setup/netns; finish; }
+netns_new B || { fail setup/netns; finish; }
+netns_veth "$A" 10.99.0.1/24 "$B" 10.99.0.2/24 || { fail setup/veth; finish; }
+ip -n "$B" addr add 10.88.0.1/32 dev lo && ip -n "$A" route add 10.88.0.0/24 via 10.99.0.2 ||
+	{ fail setup/route; finish; }
+
+EP=10991 PS=10977
+ip netns exec "$B" python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("10.88.0.1", int(sys.argv[1])))
+print("ready", flush=True)
+while True:
+    d, a = s.recvfrom(70000)
+    s.sendto(d, a)
+' "$EP" >"$T_TMP/echo.out" 2>&1 &
+on_cleanup_pid $!
+for _ in $(seq 50); do grep -q ready "$T_TMP/echo.out" && break; sleep 0.1; done
+
+SPLICED_NETNS=$A
+start_spliced "
+[inbound s]
+type = socks5
+listen = 127.0.0.1:$PS
+udp = on
+" || { fail start "spliced did not start"; finish; }
+
+cat >"$T_TMP/socks.conf" <<C
+route {
+	from: 0.0.0.0/0 to: 0.0.0.0/0 via: 127.0.0.1 port = $PS
+	proxyprotocol: socks_v5
+	protocol: tcp udp
+	method: none
+}
+C
+# The client: one datagram of SIZE random bytes, the echo compared byte for byte.
+cat >"$T_TMP/client.py" <<'PY'
+import os, socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(5)
+data = os.urandom(int(sys.argv[1]))
+s.sendto(data, ("10.88.0.1", int(sys.argv[2])))
+d, a = s.recvfrom(70000)
+print("ok" if d == data and a[0] == "10.88.0.1" else "differs", len(d), flush=True)
+PY
+for n in 1 512 1400 60000; do
+	o=$(SOCKS_CONF=$T_TMP/socks.conf ip netns exec "$A" timeout 20 socksify python3 "$T_TMP/client.py" "$n" "$EP" 2>"$T_TMP/socksify.err")
+	expect_eq "socksify/echo-$n" "$o" "ok $n" "client says"
+done
+stop_spliced
+expect_eq sigterm-exit "$?" 0 "exit status"
+stats=$(grep -o 'stats: relay: .*' "$SPLICED_LOG" | tail -n 1)
+# Through spliced, not around it: four associations, four datagrams each way.
+for want in udp_assocs=4 udp_up=4 udp_down=4; do
+	if grep -q "$want " <<<"$stats "; then pass "through-spliced/$want"; else fail "through-spliced/$want" "$stats"; fi
+done
+finish
