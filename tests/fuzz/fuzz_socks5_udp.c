@@ -12,12 +12,34 @@
  * and parsed again to the same address.
  */
 
+/* The IPv4 address in a (AF_INET, or ::ffff:a.b.c.d): whether there is one. */
+static bool v4_of(const struct proto_target *a, uint8_t out[4])
+{
+	static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)&a->addr;
+
+	if (a->addr.ss_family == AF_INET) {
+		memcpy(out, &((const struct sockaddr_in *)&a->addr)->sin_addr, 4);
+		return true;
+	}
+	if (a->addr.ss_family == AF_INET6 && !memcmp(&s6->sin6_addr, mapped, sizeof(mapped))) {
+		memcpy(out, &s6->sin6_addr.s6_addr[12], 4);
+		return true;
+	}
+	return false;
+}
+
+/* The same destination: a mapped IPv6 address is the IPv4 address it maps (the codec writes it so). */
 static bool same_target(const struct proto_target *a, const struct proto_target *b)
 {
+	uint8_t a4[4], b4[4];
+
 	if (a->kind != b->kind || a->port != b->port)
 		return false;
 	if (a->kind == TARGET_DOMAIN)
 		return strcmp(a->host, b->host) == 0;
+	if (v4_of(a, a4) && v4_of(b, b4))
+		return !memcmp(a4, b4, 4);
 	if (a->addr.ss_family != b->addr.ss_family)
 		return false;
 	if (a->addr.ss_family == AF_INET)
@@ -27,10 +49,17 @@ static bool same_target(const struct proto_target *a, const struct proto_target 
 	              &((const struct sockaddr_in6 *)&b->addr)->sin6_addr, 16) == 0;
 }
 
-/* An address that came as ATYP 1/4, or as a name that is not an IP literal, encodes to the
- * same octets it was read from. */
+/*
+ * An address that came as ATYP 1/4, or as a name that is not an IP literal,
+ * encodes to the same octets it was read from; except an IPv4-mapped IPv6
+ * address (::ffff:a.b.c.d), which the codec writes as the IPv4 address it is.
+ */
 static bool verbatim(const uint8_t *addr, const struct proto_target *t)
 {
+	static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+
+	if (addr[0] == SOCKS5_ATYP_IPV6 && !memcmp(addr + 1, mapped, sizeof(mapped)))
+		return false;
 	return addr[0] != SOCKS5_ATYP_DOMAIN || t->kind == TARGET_DOMAIN;
 }
 
