@@ -368,6 +368,24 @@ wait_socks() {
 	done
 	return 1
 }
+# udp_echo NS HOST PORT: a UDP echo server on HOST:PORT inside NS ("" = here) for the rest of
+# the test; returns 1 if it did not come up.
+udp_echo() {
+	local ns=$1 out=$T_TMP/udp-echo.$2.$3
+	in_ns "$ns" python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_INET6 if ":" in sys.argv[1] else socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((sys.argv[1], int(sys.argv[2])))
+print("ready", flush=True)
+while True:
+    d, a = s.recvfrom(70000)
+    s.sendto(d, a)
+' "$2" "$3" >"$out" 2>&1 &
+	on_cleanup_pid $!
+	for _ in $(seq 50); do grep -q ready "$out" && return 0; sleep 0.1; done
+	return 1
+}
+
 # curl_cmp NAME WANT-FILE URL [CURL ARGS...]: pass if curl fetches URL and the body equals
 # WANT-FILE byte for byte; else fail with curl's error or the size it got.
 curl_cmp() {

@@ -14,22 +14,7 @@ UA=$T_TOP/tests/tools/udpassoc.py
 
 # A UDP echo server on 127.0.0.1 and [::1], same port.
 EP=$(free_port)
-python3 -c '
-import socket, sys, threading
-port = int(sys.argv[1])
-def serve(fam, host):
-    s = socket.socket(fam, socket.SOCK_DGRAM)
-    s.bind((host, port))
-    while True:
-        d, a = s.recvfrom(70000)
-        s.sendto(d, a)
-for fam, host in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
-    threading.Thread(target=serve, args=(fam, host), daemon=True).start()
-print("ready", flush=True)
-threading.Event().wait()
-' "$EP" >"$T_TMP/echo.out" 2>&1 &
-on_cleanup_pid $!
-for _ in $(seq 50); do grep -q ready "$T_TMP/echo.out" && break; sleep 0.1; done
+{ udp_echo "" 127.0.0.1 "$EP" && udp_echo "" ::1 "$EP"; } || { fail setup/echo "the echo server did not start"; finish; }
 # A "reflector": takes datagrams on RP and answers each from another socket, port RP2.
 RP=$(free_port) RP2=$(free_port)
 python3 -c '

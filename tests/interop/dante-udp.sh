@@ -17,17 +17,7 @@ ip -n "$B" addr add 10.88.0.1/32 dev lo && ip -n "$A" route add 10.88.0.0/24 via
 	{ fail setup/route; finish; }
 
 EP=10991 PS=10977
-ip netns exec "$B" python3 -c '
-import socket, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.bind(("10.88.0.1", int(sys.argv[1])))
-print("ready", flush=True)
-while True:
-    d, a = s.recvfrom(70000)
-    s.sendto(d, a)
-' "$EP" >"$T_TMP/echo.out" 2>&1 &
-on_cleanup_pid $!
-for _ in $(seq 50); do grep -q ready "$T_TMP/echo.out" && break; sleep 0.1; done
+udp_echo "$B" 10.88.0.1 "$EP" || { fail setup/echo "the echo server did not start"; finish; }
 
 SPLICED_NETNS=$A
 start_spliced "

@@ -10,17 +10,7 @@ need_spliced
 need python3 v2ray
 
 EP=$(free_port) PS=$(free_port) DP=$(free_port)
-python3 -c '
-import socket, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.bind(("127.0.0.2", int(sys.argv[1])))
-print("ready", flush=True)
-while True:
-    d, a = s.recvfrom(70000)
-    s.sendto(d, a)
-' "$EP" >"$T_TMP/echo.out" 2>&1 &
-on_cleanup_pid $!
-for _ in $(seq 50); do grep -q ready "$T_TMP/echo.out" && break; sleep 0.1; done
+udp_echo "" 127.0.0.2 "$EP" || { fail setup/echo "the echo server did not start"; finish; }
 
 start_spliced "
 [inbound s]
