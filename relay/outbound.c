@@ -69,6 +69,23 @@ void tcp_keepalive(int fd, unsigned secs)
 	setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
 }
 
+/* The outbound's mark, interface and source address on fd; 0 or -errno. */
+static int apply_source(int fd, const struct outbound *ob, int family)
+{
+	if (ob->fwmark && setsockopt(fd, SOL_SOCKET, SO_MARK, &ob->fwmark, sizeof(ob->fwmark)) < 0)
+		return -errno;
+	if (ob->bind_interface[0] && setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, ob->bind_interface,
+	                                        (socklen_t)strlen(ob->bind_interface)) < 0)
+		return -errno;
+	if (ob->bind_addr.ss_family != AF_UNSPEC) {
+		socklen_t len = family == AF_INET ? sizeof(struct sockaddr_in)
+		                                  : sizeof(struct sockaddr_in6);
+		if (bind(fd, (const struct sockaddr *)&ob->bind_addr, len) < 0)
+			return -errno;
+	}
+	return 0;
+}
+
 int outbound_socket(const struct outbound *ob, int family, unsigned keepalive_s)
 {
 	int fd, ret;
@@ -90,22 +107,34 @@ int outbound_socket(const struct outbound *ob, int family, unsigned keepalive_s)
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	if (keepalive_s)
 		tcp_keepalive(fd, keepalive_s);
-	if (ob->fwmark && setsockopt(fd, SOL_SOCKET, SO_MARK, &ob->fwmark, sizeof(ob->fwmark)) < 0)
-		goto fail;
-	if (ob->bind_interface[0] && setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, ob->bind_interface,
-	                                        (socklen_t)strlen(ob->bind_interface)) < 0)
-		goto fail;
-	if (ob->bind_addr.ss_family != AF_UNSPEC) {
-		/* Port 0 at connect time: let the kernel pick the port with the 4-tuple known. */
+	/* Port 0 at connect time: let the kernel pick the port with the 4-tuple known. */
+	if (ob->bind_addr.ss_family != AF_UNSPEC)
 		setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof(one));
-		socklen_t len = family == AF_INET ? sizeof(struct sockaddr_in)
-		                                  : sizeof(struct sockaddr_in6);
-		if (bind(fd, (const struct sockaddr *)&ob->bind_addr, len) < 0)
-			goto fail;
+	ret = apply_source(fd, ob, family);
+	if (ret < 0) {
+		close(fd);
+		return ret;
 	}
 	return fd;
-fail:
-	ret = -errno;
-	close(fd);
-	return ret;
+}
+
+int outbound_udp_socket(const struct outbound *ob, int family)
+{
+	static const int one = 1;
+	int fd, ret;
+
+	if (ob->bind_addr.ss_family != AF_UNSPEC && ob->bind_addr.ss_family != family)
+		return -EAFNOSUPPORT;
+	fd = socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	/* One socket per family: an IPv6 one must not take IPv4 through mapped addresses. */
+	if (family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	ret = apply_source(fd, ob, family);
+	if (ret < 0) {
+		close(fd);
+		return ret;
+	}
+	return fd;
 }

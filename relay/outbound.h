@@ -57,6 +57,12 @@ extern const struct outbound_ops outbound_http_ops;
  */
 int outbound_socket(const struct outbound *ob, int family, unsigned keepalive_s);
 /*
+ * A non-blocking UDP socket of `family` for ob (IPV6_V6ONLY for IPv6), with
+ * the same source address, interface and fwmark as outbound_socket(). fd or
+ * -errno.
+ */
+int outbound_udp_socket(const struct outbound *ob, int family);
+/*
  * SO_KEEPALIVE: probe after secs without traffic, then every secs / 3,
  * 3 probes, so a peer gone without a word (a NAT that forgot us) is
  * dropped about 2 x secs after it went quiet. Set on a listener, accepted

@@ -13,6 +13,7 @@
 #include "conn.h"
 #include "egress.h"
 #include "log.h"
+#include "outbound.h"
 #include "route.h"
 #include "socks5_udp.h"
 #include "sockaddr.h"
@@ -262,29 +263,12 @@ int udp_assoc_open_tcp(struct conn *c, int tcp_fd, struct udp_assoc **out)
 static int out_socket(struct udp_assoc *a, const struct outbound *ob, int family)
 {
 	int i = family == AF_INET6, fd;
-	static const int one = 1;
 
 	if (a->out_fd[i] >= 0)
 		return a->out_fd[i];
-	if (ob->bind_addr.ss_family != AF_UNSPEC && ob->bind_addr.ss_family != family)
-		return -EAFNOSUPPORT;
-	fd = socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	fd = outbound_udp_socket(ob, family);
 	if (fd < 0)
-		return -errno;
-	if (family == AF_INET6)
-		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-	if ((ob->fwmark &&
-	     setsockopt(fd, SOL_SOCKET, SO_MARK, &ob->fwmark, sizeof(ob->fwmark)) < 0) ||
-	    (ob->bind_interface[0] &&
-	     setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, ob->bind_interface,
-	                (socklen_t)strlen(ob->bind_interface)) < 0) ||
-	    (ob->bind_addr.ss_family != AF_UNSPEC &&
-	     bind(fd, (const struct sockaddr *)&ob->bind_addr, sa_len(family)) < 0)) {
-		int err = -errno;
-
-		close(fd);
-		return err;
-	}
+		return fd;
 	a->out_fd[i] = fd;
 	udp_arm(a, i ? UDP_OP_OUT6 : UDP_OP_OUT4, fd, POLLIN);
 	return fd;

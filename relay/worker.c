@@ -73,9 +73,8 @@ static void start_drain(struct worker *w)
 			listener_stop(w->listeners[i]);
 	for (uint32_t i = 0; i < l->cap; i++) {
 		struct loop_obj *o = l->slots[i];
-		if (o && o->kind == LOOP_KIND_CONN && !o->closed &&
-		    ((struct conn *)o)->state == CONN_UDP)
-			conn_close((struct conn *)o, false);
+		if (o && o->kind == LOOP_KIND_UDP && !o->closed)
+			udp_assoc_close((struct udp_assoc *)o); /* and its connection */
 	}
 }
 
