@@ -300,7 +300,7 @@ static enum proto_res client_send_request(struct socks5_client *c)
 {
 	explicit_bzero(c->out, sizeof(c->out));
 	c->out[0] = SOCKS5_VERSION;
-	c->out[1] = SOCKS5_CMD_CONNECT;
+	c->out[1] = c->cmd;
 	c->out[2] = 0;
 	c->out_len = ADDR_OFF + socks5_addr_put_target(c->out + ADDR_OFF, &c->target);
 	c->state = SOCKS5_C_REPLY;
@@ -349,8 +349,18 @@ int socks5_client_init(struct socks5_client *c, const struct proto_target *targe
 		c->out[2] = SOCKS5_METHOD_NONE;
 		c->out_len = 3;
 	}
+	c->cmd = SOCKS5_CMD_CONNECT;
 	c->rep = SOCKS5_REP_SUCCEEDED;
 	c->state = SOCKS5_C_METHOD;
+	return 0;
+}
+
+int socks5_client_command(struct socks5_client *c, uint8_t cmd)
+{
+	if (c->state != SOCKS5_C_METHOD ||
+	    (cmd != SOCKS5_CMD_CONNECT && cmd != SOCKS5_CMD_UDP_ASSOCIATE && cmd != SOCKS5_CMD_FWD_UDP))
+		return -EINVAL;
+	c->cmd = cmd;
 	return 0;
 }
 

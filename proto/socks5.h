@@ -129,6 +129,7 @@ struct socks5_client {
 	char user[PROTO_CRED_MAX + 1];
 	char pass[PROTO_CRED_MAX + 1];
 	bool have_auth;
+	uint8_t cmd; /* the request's CMD (CONNECT unless socks5_client_command() said otherwise) */
 	enum socks5_error error; /* why PROTO_FAIL was returned */
 	uint8_t out[SOCKS5_CLIENT_OUT_MAX];
 	size_t out_len;
@@ -144,5 +145,13 @@ int socks5_client_init(struct socks5_client *c, const struct proto_target *targe
                        const char *pass);
 enum proto_res socks5_client_feed(struct socks5_client *c, const uint8_t *buf, size_t len,
                                   size_t *consumed);
+/*
+ * Right after init: request UDP ASSOCIATE (target: the address we will send
+ * from, often 0.0.0.0:0) or hev-socks5's FWD UDP (datagrams framed on this
+ * connection) instead of CONNECT. The reply's BND is then the relay's
+ * address (UDP ASSOCIATE). 0, or -EINVAL for another command or a client
+ * already past its greeting.
+ */
+int socks5_client_command(struct socks5_client *c, uint8_t cmd);
 
 #endif

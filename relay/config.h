@@ -61,6 +61,12 @@ struct inbound {
 	int line; /* where the section starts, for messages */
 };
 
+enum outbound_udp {
+	OUTBOUND_UDP_ASSOCIATE = 0, /* RFC 1928 UDP ASSOCIATE: datagrams to the upstream's relay */
+	OUTBOUND_UDP_TCP,           /* hev-socks5's FWD UDP: framed on a TCP connection */
+	OUTBOUND_UDP_OFF,           /* not at all: dropped (udp_unsupported) */
+};
+
 struct outbound {
 	char name[CONFIG_NAME_MAX + 1];
 	enum outbound_type type;
@@ -74,6 +80,8 @@ struct outbound {
 	uint16_t server_port;
 	char *username; /* NULL if no auth */
 	char *password;
+	/* socks5: how UDP goes to the upstream (udp = udp | tcp | off) */
+	enum outbound_udp udp_mode;
 	int line;
 };
 

@@ -227,6 +227,7 @@ enum {
 	FORWARD_ONLY = 1u << INBOUND_FORWARD,
 	DIRECT_ONLY = 1u << OUTBOUND_DIRECT,
 	PROXY_OUTBOUNDS = 1u << OUTBOUND_SOCKS5 | 1u << OUTBOUND_HTTP,
+	SOCKS5_OUT = 1u << OUTBOUND_SOCKS5,
 	CONNECTING_OUTBOUNDS = 1u << OUTBOUND_DIRECT | PROXY_OUTBOUNDS, /* not block */
 };
 
@@ -335,6 +336,23 @@ static void set_password(struct parser *p, const char *v)
 		kerr(p, "out of memory");
 }
 
+/* udp = udp | tcp | off: how a socks5 upstream carries UDP. */
+static void set_out_udp(struct parser *p, const char *v)
+{
+	static const char *const names[] = {[OUTBOUND_UDP_ASSOCIATE] = "udp",
+	                                    [OUTBOUND_UDP_TCP] = "tcp",
+	                                    [OUTBOUND_UDP_OFF] = "off"};
+	char q[QUOTE_BYTES];
+
+	for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (strcmp(v, names[i]) == 0) {
+			cur_out(p)->udp_mode = (enum outbound_udp)i;
+			return;
+		}
+	}
+	kerr(p, "\"%s\" is not one of udp, tcp, off", config_quote(q, v));
+}
+
 enum {
 	OUT_TYPE,
 	OUT_BIND_ADDRESS,
@@ -354,6 +372,7 @@ const struct key config_outbound_keys[] = {
         [OUT_SERVER] = {"server", set_server, false, PROXY_OUTBOUNDS},
         [OUT_USERNAME] = {"username", set_username, false, PROXY_OUTBOUNDS},
         [OUT_PASSWORD] = {"password", set_password, false, PROXY_OUTBOUNDS},
+        {"udp", set_out_udp, false, SOCKS5_OUT},
         {NULL, NULL, false, 0},
 };
 

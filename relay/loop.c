@@ -245,7 +245,11 @@ static void dispatch(struct loop *l, const struct io_uring_cqe *cqe)
 			release(l, o);
 		return;
 	}
+	/* Held across the call: an object its own completion closes is released after it returns. */
+	o->inflight++;
 	l->mods[kind]->complete(l, o, loop_tag_op(tag), cqe);
+	if (--o->inflight == 0 && o->closed)
+		release(l, o);
 }
 
 int loop_turn(struct loop *l, uint64_t wait_ms)

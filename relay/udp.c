@@ -40,13 +40,14 @@
  *    used. Domain rules apply to the name, cidr rules and the egress policy
  *    to the address. Datagrams wait for the answer in a small bounded
  *    queue; past it they are dropped (udp_queue_full).
- *  - The socks5/http upstreams do not carry UDP yet: dropped and counted
- *    (udp_unsupported).
+ *  - A socks5 upstream carries UDP over an association of our own with it
+ *    (udp_up.c): UDP ASSOCIATE, or hev-socks5's FWD UDP with `udp = tcp`.
+ *    The http upstream cannot: dropped and counted (udp_unsupported).
  *  - The association ends with its TCP connection, and after udp-timeout
  *    without a datagram either way (which also closes the connection).
  */
 
-static uint8_t *scratch(struct worker *w)
+uint8_t *udp_scratch(struct worker *w)
 {
 	if (!w->udp_buf)
 		w->udp_buf = malloc((size_t)UDP_BATCH * UDP_SLOT);
@@ -194,6 +195,7 @@ static struct udp_assoc *assoc_new(struct conn *c, int fd)
 	a->fd = fd;
 	a->tcp_fd = -1;
 	a->out_fd[0] = a->out_fd[1] = -1;
+	list_init(&a->doom);
 	loop_timer_init(&a->timer);
 	loop_timer_arm(&w->loop, &w->udp_tq, &a->timer);
 	w->stats.udp_assocs++;
@@ -211,7 +213,7 @@ int udp_assoc_open(struct conn *c, const struct sockaddr_storage *peer,
 	socklen_t len = sizeof(*bound);
 	int fd;
 
-	if (!scratch(w))
+	if (!udp_scratch(w))
 		return -ENOMEM;
 	fd = relay_socket(local, in->udp_port_lo, in->udp_port_hi);
 	if (fd < 0)
@@ -244,14 +246,14 @@ int udp_assoc_open_tcp(struct conn *c, int tcp_fd, struct udp_assoc **out)
 {
 	struct udp_assoc *a;
 
-	if (!scratch(c->w))
+	if (!udp_scratch(c->w))
 		return -ENOMEM;
 	a = assoc_new(c, -1);
 	if (!a)
 		return -ENOMEM;
 	a->tcp_fd = tcp_fd;
-	a->tcp_in = malloc(UDP_TCP_IN_MAX);
-	if (!a->tcp_in) {
+	a->tcp_in.buf = malloc(UDP_TCP_IN_MAX);
+	if (!a->tcp_in.buf) {
 		udp_assoc_close(a);
 		return -ENOMEM;
 	}
@@ -446,6 +448,10 @@ void udp_send_up(struct udp_assoc *a, const struct proto_target *t, const uint8_
 		w->stats.udp_blocked++;
 		return;
 	}
+	if (ob->type == OUTBOUND_SOCKS5 && ob->udp_mode != OUTBOUND_UDP_OFF) {
+		udp_up_send(a, ob, t, d, n); /* a name goes to the upstream as a name */
+		return;
+	}
 	if (ob->type != OUTBOUND_DIRECT) {
 		w->stats.udp_unsupported++;
 		return;
@@ -476,12 +482,12 @@ static void up(struct udp_assoc *a, const uint8_t *d, size_t n)
 	udp_send_up(a, &t, d + hl, n - hl);
 }
 
-/* One reply from src on an outbound socket: to the client, with src as the header's address. */
-static void down(struct udp_assoc *a, uint8_t *d, size_t n, const struct sockaddr_storage *src)
+void udp_deliver(struct udp_assoc *a, const uint8_t *d, size_t n, const struct sockaddr *sa,
+                 const struct proto_target *t)
 {
 	struct worker *w = a->w;
 	uint8_t hdr[SOCKS5_UDP_HDR_MAX];
-	struct iovec iov[2] = {{.iov_base = hdr}, {.iov_base = d, .iov_len = n}};
+	struct iovec iov[2] = {{.iov_base = hdr}, {.iov_base = (void *)d, .iov_len = n}};
 	struct msghdr mh = {.msg_name = &a->client,
 	                    .msg_namelen = sa_len(a->client.ss_family),
 	                    .msg_iov = iov,
@@ -489,14 +495,17 @@ static void down(struct udp_assoc *a, uint8_t *d, size_t n, const struct sockadd
 	struct sockaddr_in6 mapped;
 
 	if (a->tcp_fd >= 0) {
-		udp_tcp_down(a, d, n, src);
+		udp_tcp_down(a, hdr,
+		             sa ? socks5_tcpudp_put_header_sa(hdr, sa, n)
+		                : socks5_tcpudp_put_header(hdr, t, n),
+		             d, n);
 		return;
 	}
 	if (!a->port_known) {
 		w->stats.udp_foreign++; /* nobody to send it to yet */
 		return;
 	}
-	iov[0].iov_len = socks5_udp_put_header_sa(hdr, (const struct sockaddr *)src);
+	iov[0].iov_len = sa ? socks5_udp_put_header_sa(hdr, sa) : socks5_udp_put_header(hdr, t);
 	/* A dual-stack relay socket (the client came over IPv4 to [::]) needs the mapped form. */
 	if (a->relay_v6 && a->client.ss_family == AF_INET) {
 		const struct sockaddr_in *c4 = (const struct sockaddr_in *)&a->client;
@@ -522,7 +531,7 @@ static void down(struct udp_assoc *a, uint8_t *d, size_t n, const struct sockadd
  */
 static void drain(struct udp_assoc *a, int fd, bool from_relay)
 {
-	uint8_t *buf = scratch(a->w);
+	uint8_t *buf = udp_scratch(a->w);
 	struct mmsghdr mm[UDP_BATCH];
 	struct iovec iov[UDP_BATCH];
 	struct sockaddr_storage src[UDP_BATCH];
@@ -551,7 +560,7 @@ static void drain(struct udp_assoc *a, int fd, bool from_relay)
 				continue;
 			}
 			if (!from_relay) {
-				down(a, d, len, &src[i]);
+				udp_deliver(a, d, len, (const struct sockaddr *)&src[i], NULL);
 			} else if (!from_client(a, &src[i])) {
 				a->w->stats.udp_foreign++;
 			} else {
@@ -605,6 +614,8 @@ void udp_assoc_close(struct udp_assoc *a)
 		a->ops[i] = 0;
 	}
 	loop_timer_stop(&a->timer);
+	list_del(&a->doom);
+	udp_up_close_all(a);
 	while (a->n_queued)
 		drop_queued(a, 0);
 	/* Closed already: conn_udp_ended() closes the connection, which calls back. */
@@ -613,6 +624,20 @@ void udp_assoc_close(struct udp_assoc *a)
 	if (co)
 		conn_udp_ended((struct conn *)co, a);
 	loop_close(&w->loop, &a->obj); /* a may be freed from here on */
+}
+
+void udp_assoc_doom(struct udp_assoc *a)
+{
+	if (a->doomed || a->obj.closed)
+		return;
+	a->doomed = true;
+	list_add_tail(&a->w->udp_doomed, &a->doom);
+}
+
+void udp_reap(struct worker *w)
+{
+	while (!list_empty(&w->udp_doomed))
+		udp_assoc_close(list_entry(w->udp_doomed.next, struct udp_assoc, doom));
 }
 
 void udp_timeout(struct loop *l, struct loop_timer *t)
@@ -632,8 +657,8 @@ static void release(struct loop *l, struct loop_obj *o)
 	a->w->n_udp--;
 	if (a->fd >= 0)
 		close(a->fd);
-	free(a->tcp_in);
-	free(a->tcp_out);
+	free(a->tcp_in.buf);
+	free(a->tcp_out.buf);
 	for (int i = 0; i < 2; i++)
 		if (a->out_fd[i] >= 0)
 			close(a->out_fd[i]);

@@ -13,6 +13,7 @@
 
 struct worker;
 struct conn;
+struct outbound;
 
 /* Datagrams taken per recvmmsg(2); the scratch is UDP_BATCH x UDP_SLOT bytes per worker. */
 enum {
@@ -50,6 +51,20 @@ enum udp_op { UDP_OP_RELAY = 1, UDP_OP_OUT4, UDP_OP_OUT6, UDP_OP_TCP_OUT, UDP_OP
 /* UDP-in-TCP: a whole frame fits the input buffer; the output holds what one short write left. */
 enum { UDP_TCP_IN_MAX = 3 + SOCKS5_ADDR_MAX + 65535, UDP_TCP_OUT_MAX = UDP_TCP_IN_MAX };
 
+/* A stream's frames in (buf: UDP_TCP_IN_MAX octets), and the rest of one a short write left. */
+struct udp_frame_in {
+	uint8_t *buf;
+	size_t len;
+};
+struct udp_frame_out {
+	uint8_t *buf; /* malloc'd on the first short write */
+	size_t len, off;
+};
+
+/* Upstream legs an association may have open at once (one per socks5 outbound it routes to). */
+enum { UDP_LEGS = 2 };
+struct udp_up;
+
 struct udp_assoc {
 	struct loop_obj obj; /* first: the loop hands it back */
 	struct worker *w;
@@ -76,8 +91,13 @@ struct udp_assoc {
 	 * left, and while it does, replies are dropped.
 	 */
 	int tcp_fd;
-	uint8_t *tcp_in, *tcp_out;
-	size_t tcp_in_len, tcp_out_len, tcp_out_off;
+	struct udp_frame_in tcp_in;
+	struct udp_frame_out tcp_out;
+	/* socks5 upstreams: an association of our own with each (udp_up.c) */
+	struct udp_up *legs[UDP_LEGS];
+	/* To be closed at the end of the turn (on w->udp_doomed): udp_assoc_doom(). */
+	bool doomed;
+	struct list_node doom;
 };
 
 extern const struct loop_module udp_module;
@@ -103,12 +123,56 @@ bool udp_tcp_early(struct udp_assoc *a, const uint8_t *d, size_t n);
 /* The control connection ended: close the association (no-op if it already is). */
 void udp_assoc_close(struct udp_assoc *a);
 void udp_timeout(struct loop *l, struct loop_timer *t);
+/*
+ * Close a at the end of the loop's turn (udp_reap()), for a failure found
+ * deep in a call whose callers still use the association or its connection.
+ */
+void udp_assoc_doom(struct udp_assoc *a);
+void udp_reap(struct worker *w);
 /* Internal to udp.c and udp_tcp.c. */
 void udp_arm(struct udp_assoc *a, unsigned op, int fd, unsigned mask);
 void udp_send_up(struct udp_assoc *a, const struct proto_target *t, const uint8_t *d, size_t n);
-void udp_tcp_down(struct udp_assoc *a, const uint8_t *d, size_t n,
-                  const struct sockaddr_storage *src);
+/* A frame to the client: its header (hl octets, 0: could not be framed), then d. */
+void udp_tcp_down(struct udp_assoc *a, const uint8_t *hdr, size_t hl, const uint8_t *d, size_t n);
 void udp_tcp_writable(struct udp_assoc *a);
+/* A reply to the client, from sa (a target's address) or else t (an upstream's header). */
+void udp_deliver(struct udp_assoc *a, const uint8_t *d, size_t n, const struct sockaddr *sa,
+                 const struct proto_target *t);
+/* recvmmsg(2) scratch: UDP_BATCH x UDP_SLOT octets, the worker's; NULL without memory. */
+uint8_t *udp_scratch(struct worker *w);
+
+/* Frame I/O shared by both ends of UDP-in-TCP (udp_tcp.c). fn: false stops (the owner closed). */
+typedef bool udp_frame_fn(void *ctx, const struct proto_target *t, const uint8_t *d, size_t n);
+/* Every whole frame in `in` to fn; the start of the next kept. false: the stream is out of step. */
+bool udp_frames_parse(struct worker *w, struct udp_frame_in *in, udp_frame_fn *fn, void *ctx);
+/* Read what fd holds and parse it. false: close the stream (EOF, error, bad frame, fn said stop). */
+bool udp_frames_read(struct worker *w, int fd, struct udp_frame_in *in, udp_frame_fn *fn, void *ctx);
+/*
+ * Write one frame whole, or nothing: 1 sent; 0 dropped (nothing went, it
+ * could not be framed, or the last is still going); 2 part went, the rest
+ * is kept in o: poll fd for POLLOUT, then udp_frame_flush(); -1 the stream
+ * failed; -2 no memory for the rest.
+ */
+int udp_frame_write(struct udp_frame_out *o, int fd, const uint8_t *hdr, size_t hl, const uint8_t *d,
+                    size_t n);
+/* More of the kept rest: 1 done, 2 some is left (poll again), -1 the stream failed. */
+int udp_frame_flush(struct udp_frame_out *o, int fd);
+
+/*
+ * The socks5 upstream (udp_up.c): a datagram for t through outbound ob,
+ * over a leg of a's own (opened on first use: a TCP connection to the
+ * upstream with UDP ASSOCIATE, or FWD UDP for `udp = tcp`; datagrams wait
+ * for it in a small queue).
+ */
+void udp_up_send(struct udp_assoc *a, const struct outbound *ob, const struct proto_target *t,
+                 const uint8_t *d, size_t n);
+/* The association is closing: close its legs. */
+void udp_up_close_all(struct udp_assoc *a);
+extern const struct loop_module udp_up_module;
+void udp_up_resolved(struct worker *w, struct loop_obj *o, int err,
+                     const struct sockaddr_storage *addrs, int n);
+/* A leg not up within connect-timeout + handshake-timeout (w->udp_up_tq). */
+void udp_up_timeout(struct loop *l, struct loop_timer *t);
 /* The resolver's answer for association o (a resolver_answer_fn). */
 void udp_resolved(struct worker *w, struct loop_obj *o, int err,
                   const struct sockaddr_storage *addrs, int n);

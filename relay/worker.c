@@ -144,6 +144,7 @@ int worker_init(struct worker *w, int id, struct server *srv)
 	loop_register(&w->loop, LOOP_KIND_CONN, &conn_module, w);
 	loop_register(&w->loop, LOOP_KIND_RESOLVER, &resolver_module, w);
 	loop_register(&w->loop, LOOP_KIND_UDP, &udp_module, w);
+	loop_register(&w->loop, LOOP_KIND_UDP_UP, &udp_up_module, w);
 	loop_tq_init(&w->loop, &w->hs_tq, cfg->handshake_timeout_ms, conn_hs_timeout);
 	loop_tq_init(&w->loop, &w->resolve_tq, cfg->resolve_timeout_ms, conn_resolve_timeout);
 	loop_tq_init(&w->loop, &w->stagger_tq, CONN_STAGGER_MS, conn_stagger_timeout);
@@ -151,6 +152,9 @@ int worker_init(struct worker *w, int id, struct server *srv)
 	loop_tq_init(&w->loop, &w->linger_tq, CONN_LINGER_MS, conn_linger_timeout);
 	loop_tq_init(&w->loop, &w->flush_tq, CONN_FLUSH_MS, conn_linger_timeout);
 	loop_tq_init(&w->loop, &w->udp_tq, cfg->udp_timeout_ms, udp_timeout);
+	loop_tq_init(&w->loop, &w->udp_up_tq, cfg->connect_timeout_ms + cfg->handshake_timeout_ms,
+	             udp_up_timeout);
+	list_init(&w->udp_doomed);
 	/* Idle pipes and buffers kept per worker; those in use are bounded by active directions. */
 	max_idle = cfg->max_pipes ? cfg->max_pipes : 64;
 	if ((ret = pipe_pool_init(&w->pipes, max_idle, cfg->pipe_size)) < 0)
@@ -169,6 +173,7 @@ int worker_init(struct worker *w, int id, struct server *srv)
 		return ret;
 	resolver_on_answer(&w->res, LOOP_KIND_CONN, conn_resolved);
 	resolver_on_answer(&w->res, LOOP_KIND_UDP, udp_resolved);
+	resolver_on_answer(&w->res, LOOP_KIND_UDP_UP, udp_up_resolved);
 	return loop_add(&w->loop, &w->inbox_obj, LOOP_KIND_WORKER);
 }
 
@@ -286,6 +291,7 @@ static void run(struct worker *w)
 		if (next < wait_ms)
 			wait_ms = next + 1;
 		ret = loop_turn(l, wait_ms);
+		udp_reap(w);
 		if (ret < 0 && ret != -ETIME && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY) {
 			log_error("worker %d: io_uring wait: %s", w->id, strerror(-ret));
 			start_drain(w);

@@ -53,6 +53,8 @@ struct listener;
 	X(udp_unresolved, "datagrams dropped: their name did not resolve")         \
 	X(udp_queue_full, "datagrams dropped: too many waiting for names")         \
 	X(udp_timeouts, "UDP associations ended by udp-timeout")                   \
+	X(udp_upstreams, "UDP associations opened with socks5 upstreams")          \
+	X(udp_upstream_failed, "UDP associations ended: their upstream failed")    \
 	X(udp_evicted, "UDP associations ended for a new one: udp-max-sessions")
 
 struct worker_stats {
@@ -100,6 +102,8 @@ struct worker {
 	struct loop_tq linger_tq;  /* the other direction's last bytes after an error */
 	struct loop_tq flush_tq;   /* then: is everything acknowledged before the reset? */
 	struct loop_tq udp_tq;     /* udp-timeout */
+	struct loop_tq udp_up_tq;  /* an upstream leg's connect and handshake */
+	struct list_node udp_doomed; /* associations to close at the end of the turn */
 	uint8_t *udp_buf;          /* recvmmsg scratch for the UDP associations, on first use */
 	unsigned n_udp;            /* UDP associations open */
 	struct pipe_pool pipes;

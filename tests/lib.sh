@@ -54,6 +54,16 @@ expect_eq() {
 }
 
 # finish: the last line of every script; non-zero exit when any case failed.
+# expect_lines NAME OUTPUT WANT...: every WANT line (a grep -x pattern) is in OUTPUT.
+expect_lines() {
+	local name=$1 out=$2 w
+	shift 2
+	for w in "$@"; do
+		if ! grep -qxE "$w" <<<"$out"; then fail "$name" "no line '$w' in: $(tr '\n' '|' <<<"$out")"; return; fi
+	done
+	pass "$name"
+}
+
 finish() {
 	echo "# $T_NAME: $((SECONDS - T_START))s, $T_FAILS failed"
 	[ "$T_FAILS" -eq 0 ]

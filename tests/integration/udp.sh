@@ -77,16 +77,6 @@ rule = port $P_BLOCKED -> nope
 default = direct
 " || { fail start "spliced did not start"; finish; }
 
-# expect_lines NAME OUTPUT WANT...: every WANT line (a grep -x pattern) is in OUTPUT.
-expect_lines() {
-	local name=$1 out=$2 w
-	shift 2
-	for w in "$@"; do
-		if ! grep -qxE "$w" <<<"$out"; then fail "$name" "no line '$w' in: $(tr '\n' '|' <<<"$out")"; return; fi
-	done
-	pass "$name"
-}
-
 o=$(timeout 30 python3 "$UA" 127.0.0.1 "$P_UDP" echo 127.0.0.1 "$EP" 1 echo 127.0.0.1 "$EP" 512 \
 	echo 127.0.0.1 "$EP" 1400 echo 127.0.0.1 "$EP" 65000 echo ::1 "$EP" 1400 echo ::1 "$EP" 65000 2>&1)
 expect_lines echo/ipv4-and-ipv6-targets "$o" "assoc 127\.0\.0\.1 [0-9]+" \

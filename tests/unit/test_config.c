@@ -415,6 +415,25 @@ static void test_udp_keys(void)
 	c = load_ok(IN);
 	T_ASSERT(c && c->udp_timeout_ms == 60000);
 	config_free(c);
+	/* A socks5 upstream carries UDP by UDP ASSOCIATE unless it says tcp (FWD UDP) or off. */
+	c = load_ok("[outbound a]\ntype = socks5\nserver = 127.0.0.1:1\n"
+	            "[outbound t]\ntype = socks5\nserver = 127.0.0.1:1\nudp = tcp\n"
+	            "[outbound o]\ntype = socks5\nserver = 127.0.0.1:1\nudp = off\n"
+	            "[outbound u]\ntype = socks5\nserver = 127.0.0.1:1\nudp = udp\n" IN);
+	T_ASSERT(c != NULL);
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->n_outbounds; i++) {
+		const struct outbound *o = &c->outbounds[i];
+
+		if (strcmp(o->name, "a") == 0 || strcmp(o->name, "u") == 0)
+			T_EQ_INT(o->udp_mode, OUTBOUND_UDP_ASSOCIATE);
+		else if (strcmp(o->name, "t") == 0)
+			T_EQ_INT(o->udp_mode, OUTBOUND_UDP_TCP);
+		else if (strcmp(o->name, "o") == 0)
+			T_EQ_INT(o->udp_mode, OUTBOUND_UDP_OFF);
+	}
+	config_free(c);
 }
 
 static void test_outbound_order(void)
@@ -581,6 +600,10 @@ static void test_errors(void)
 	         "address\n"},
 	        {IN "udp-ports = 9-1\n",
 	         "t.ini:4: [inbound s] udp-ports: \"9-1\" is an empty range (lo > hi)\n"},
+	        {"[outbound u]\ntype = socks5\nserver = 127.0.0.1:1\nudp = yes\n" IN,
+	         "t.ini:4: [outbound u] udp: \"yes\" is not one of udp, tcp, off\n"},
+	        {"[outbound h]\ntype = http\nserver = 127.0.0.1:1\nudp = tcp\n" IN,
+	         "t.ini:4: [outbound h] udp: not valid with type = http\n"},
 	        {"[main]\nudp-timeout = 10ms\n" IN,
 	         "t.ini:2: [main] udp-timeout: \"10ms\" is out of range (1s..24h)\n"},
 	        {"[main]\nkeepalive = 500ms\n" IN,

@@ -752,6 +752,40 @@ static void test_client_auth_ipv6(void)
 	T_EQ_INT(ntohs(b->sin6_port), 7);
 }
 
+/* UDP ASSOCIATE and FWD UDP: the same conversation, another CMD; BND is the relay. */
+static void test_client_udp_commands(void)
+{
+	struct socks5_client c;
+	struct proto_target t = t_ip("0.0.0.0", 0);
+	const struct sockaddr_in *b = (const struct sockaddr_in *)&c.bound;
+	size_t used;
+
+	T_EQ_INT(socks5_client_init(&c, &t, "alice", "secret"), 0);
+	T_EQ_INT(socks5_client_command(&c, SOCKS5_CMD_UDP_ASSOCIATE), 0);
+	client_step(&c, BL(5, 2), PROTO_REPLY, 2);
+	client_step(&c, BL(1, 0), PROTO_REPLY, 2);
+	EXPECT_OUT(&c, 5, 3, 0, 1, 0, 0, 0, 0, 0, 0);
+	client_step(&c, BL(5, 0, 0, 1, 127, 0, 0, 1, 0x9c, 0x41), PROTO_REQUEST, 10);
+	T_EQ_INT(ntohl(b->sin_addr.s_addr), 0x7f000001);
+	T_EQ_INT(ntohs(b->sin_port), 40001);
+
+	T_EQ_INT(socks5_client_init(&c, &t, NULL, NULL), 0);
+	T_EQ_INT(socks5_client_command(&c, SOCKS5_CMD_FWD_UDP), 0);
+	client_step(&c, BL(5, 0), PROTO_REPLY, 2);
+	EXPECT_OUT(&c, 5, 5, 0, 1, 0, 0, 0, 0, 0, 0);
+	/* A refusal is the upstream's REP, as for CONNECT. */
+	client_step(&c, BL(5, 7), PROTO_FAIL, 2);
+	T_EQ_INT(c.rep, SOCKS5_REP_CMD_NOT_SUPPORTED);
+
+	/* BIND, or any command once the greeting is answered: refused. */
+	T_EQ_INT(socks5_client_init(&c, &t, NULL, NULL), 0);
+	T_EQ_INT(socks5_client_command(&c, SOCKS5_CMD_BIND), -EINVAL);
+	T_EQ_INT(socks5_client_command(&c, 0x42), -EINVAL);
+	T_EQ_INT(socks5_client_feed(&c, BL(5, 0), &used), PROTO_REPLY);
+	T_EQ_INT(socks5_client_command(&c, SOCKS5_CMD_UDP_ASSOCIATE), -EINVAL);
+	EXPECT_OUT(&c, 5, 1, 0, 1, 0, 0, 0, 0, 0, 0);
+}
+
 static void test_client_server_skips_auth(void)
 {
 	struct socks5_client c;
@@ -989,6 +1023,7 @@ int main(void)
 	T_RUN(test_rep_from_connect);
 	T_RUN(test_client_no_auth_domain);
 	T_RUN(test_client_auth_ipv6);
+	T_RUN(test_client_udp_commands);
 	T_RUN(test_client_server_skips_auth);
 	T_RUN(test_client_auth_version5_tolerated);
 	T_RUN(test_client_failures);
