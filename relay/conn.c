@@ -250,77 +250,51 @@ static bool check_user(struct conn *c)
 }
 
 /*
- * A UDP ASSOCIATE: open the association and reply with its relay address.
- * From then on the connection only says how long the association lives
- * (RFC 1928 section 7): its client leg is watched for EOF or a reset, and
- * anything the client sends on it is read and dropped.
+ * A UDP ASSOCIATE (or FWD UDP): open the association, reply with its relay
+ * address, and hand the client's connection over to it. From then on the
+ * connection only says how long the association lives (RFC 1928 section
+ * 7), and the association watches it (udp.c): a struct conn per
+ * association would be 280 bytes doing nothing.
  */
 static void start_udp(struct conn *c, enum inbound_udp kind)
 {
 	struct conn_hs *hs = c->hs;
 	struct sockaddr_storage peer, local, bound;
 	socklen_t pl = sizeof(peer), ll = sizeof(local);
+	struct udp_assoc *a;
 	const uint8_t *reply;
 	size_t len;
-	int ret;
+	int ret, fd = c->leg[LEG_IN].fd;
 
-	if (getpeername(c->leg[LEG_IN].fd, (struct sockaddr *)&peer, &pl) < 0 ||
-	    getsockname(c->leg[LEG_IN].fd, (struct sockaddr *)&local, &ll) < 0) {
+	if (getpeername(fd, (struct sockaddr *)&peer, &pl) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&local, &ll) < 0) {
 		conn_close(c, false);
 		return;
 	}
 	bound = local; /* UDP-in-TCP: the datagrams come this way */
 	if (kind == INBOUND_UDP_IN_TCP)
-		ret = udp_assoc_open_tcp(c, c->leg[LEG_IN].fd, &c->udp);
+		ret = udp_assoc_open_tcp(c, fd, &a);
 	else
-		ret = udp_assoc_open(c, &peer, &local, hs->in->target(hs->in_st), &c->udp, &bound);
+		ret = udp_assoc_open(c, &peer, &local, hs->in->target(hs->in_st), &a, &bound);
 	if (ret < 0) {
 		log_debug_rl("udp: no association: %s", strerror(-ret));
 		conn_fail(c, CONNECT_GENERAL_FAILURE);
 		return;
 	}
 	reply = hs->in->reply(hs->in_st, CONNECT_OK, (const struct sockaddr *)&bound, &len);
-	if (send_all(c->leg[LEG_IN].fd, reply, len) < 0) {
+	if (send_all(fd, reply, len) < 0) {
+		udp_assoc_close(a);
 		conn_close(c, false);
 		return;
 	}
+	/* The association owns the connection from here on; this struct conn goes. */
+	udp_assoc_adopt(a, fd, c->src_slot);
+	c->leg[LEG_IN].fd = -1;
+	c->src_slot = SOURCE_UNCOUNTED;
+	c->handed_over = true;
 	/* Frames the client sent right behind its request. */
-	if (kind == INBOUND_UDP_IN_TCP && hs->len && !udp_tcp_early(c->udp, hs->buf, hs->len)) {
-		conn_close(c, false);
-		return;
-	}
-	hs_free(c);
-	c->state = CONN_UDP;
-	loop_timer_stop(&c->timer); /* udp-timeout is the association's */
-	conn_arm_poll(c, OPS_HS, OP_HS_POLL, c->leg[LEG_IN].fd, POLLIN | POLLRDHUP);
-}
-
-static void udp_control_readable(struct conn *c)
-{
-	uint8_t junk[512];
-	ssize_t n;
-
-	if (c->udp && c->udp->tcp_fd >= 0) {
-		/* UDP-in-TCP: the bytes are the datagrams. */
-		if (!udp_tcp_readable(c->udp)) {
-			conn_close(c, false);
-			return;
-		}
-	} else {
-		n = recv(c->leg[LEG_IN].fd, junk, sizeof(junk), MSG_DONTWAIT);
-		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-			conn_close(c, false);
-			return;
-		}
-	}
-	conn_arm_poll(c, OPS_HS, OP_HS_POLL, c->leg[LEG_IN].fd, POLLIN | POLLRDHUP);
-}
-
-void conn_udp_ended(struct conn *c, const struct udp_assoc *a)
-{
-	if (c->udp != a)
-		return; /* the connection is closing it itself */
-	c->udp = NULL;
+	if (kind == INBOUND_UDP_IN_TCP && hs->len && !udp_tcp_early(a, hs->buf, hs->len))
+		udp_assoc_close(a);
 	conn_close(c, false);
 }
 
@@ -503,8 +477,6 @@ static void complete(struct loop *l, struct loop_obj *o, unsigned op,
 			hs_readable(c);
 		else if (c->state == CONN_OUT_HANDSHAKE)
 			out_readable(c);
-		else if (c->state == CONN_UDP)
-			udp_control_readable(c);
 		return;
 	case OP_WATCH:
 		conn_watch_fired(c);
@@ -614,12 +586,6 @@ void conn_linger_timeout(struct loop *l, struct loop_timer *t)
 void conn_close(struct conn *c, bool rst)
 {
 	struct worker *w = conn_worker(c);
-	struct udp_assoc *a = c->udp;
-
-	if (a) {
-		c->udp = NULL;
-		udp_assoc_close(a);
-	}
 
 	for (int i = 0; i < OPS_N; i++) {
 		if (c->ops[i])
@@ -656,9 +622,11 @@ static void release(struct loop *l, struct loop_obj *o)
 	splice_dir_release(&w->pipes, &w->bufs, &c->dir[0]);
 	splice_dir_release(&w->pipes, &w->bufs, &c->dir[1]);
 	hs_free(c);
-	source_limit_put(w->srv->per_source, c->src_slot);
-	w->n_conns--;
-	atomic_fetch_sub_explicit(&w->srv->n_conns, 1, memory_order_relaxed);
+	if (!c->handed_over) {
+		source_limit_put(w->srv->per_source, c->src_slot);
+		w->n_conns--;
+		atomic_fetch_sub_explicit(&w->srv->n_conns, 1, memory_order_relaxed);
+	}
 	free(c);
 }
 

@@ -19,7 +19,6 @@ enum conn_state {
 	CONN_CONNECTING,    /* outbound connect in flight */
 	CONN_OUT_HANDSHAKE, /* the outbound's handshake on the outbound leg (an upstream proxy) */
 	CONN_RELAY,         /* both legs open, a pump running in each direction */
-	CONN_UDP,           /* the control connection of a UDP association (udp.c) */
 };
 
 enum conn_leg { LEG_IN = 0, LEG_OUT = 1 };
@@ -63,7 +62,7 @@ struct conn {
 	uint64_t linger_due_ms;    /* after an error: when the reset is passed on at the latest */
 	int att_fd[CONN_ATTEMPTS]; /* connect attempts' sockets (-1: none), until their CQE */
 	uint8_t tx[CONN_TX_MAX];   /* the reply in flight while ops[OPS_TX] is set */
-	struct udp_assoc *udp;     /* CONN_UDP: its association (NULL once it ended) */
+	bool handed_over;          /* a UDP association took the client's connection (udp.c) */
 };
 
 extern const struct loop_module conn_module;
@@ -79,8 +78,6 @@ void conn_idle_timeout(struct loop *l, struct loop_timer *t);
 void conn_linger_timeout(struct loop *l, struct loop_timer *t); /* linger and flush queues */
 void conn_resolve_timeout(struct loop *l, struct loop_timer *t);
 void conn_stagger_timeout(struct loop *l, struct loop_timer *t);
-/* The association a of this CONN_UDP connection ended by itself: close the connection too. */
-void conn_udp_ended(struct conn *c, const struct udp_assoc *a);
 /* Close both legs (rst: abortive), cancel in-flight ops; freed once they are done. */
 void conn_close(struct conn *c, bool rst);
 

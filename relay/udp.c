@@ -10,6 +10,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "access.h"
 #include "conn.h"
 #include "egress.h"
 #include "log.h"
@@ -62,41 +63,45 @@ void udp_arm(struct udp_assoc *a, unsigned op, int fd, unsigned mask)
 	a->ops[op] = sqe->user_data;
 }
 
-/* ::ffff:a.b.c.d as a.b.c.d, so a dual-stack socket's view compares with a TCP peer's. */
-static void unmap(struct sockaddr_storage *ss)
+/*
+ * ::ffff:a.b.c.d as a.b.c.d, so a dual-stack socket's view compares with a
+ * TCP peer's. The helpers below take any of sockaddr_storage, sockaddr_in6
+ * or union udp_addr (each holds an AF_INET6 address).
+ */
+static void unmap(void *sa)
 {
-	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
+	const struct sockaddr_in6 *s6 = sa;
 	struct sockaddr_in s4 = {.sin_family = AF_INET};
 
-	if (ss->ss_family != AF_INET6 || !IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr))
+	if (s6->sin6_family != AF_INET6 || !IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr))
 		return;
 	s4.sin_port = s6->sin6_port;
 	memcpy(&s4.sin_addr, &s6->sin6_addr.s6_addr[12], 4);
-	memset(ss, 0, sizeof(*ss));
-	memcpy(ss, &s4, sizeof(s4));
+	memset(sa, 0, sizeof(struct sockaddr_in6));
+	memcpy(sa, &s4, sizeof(s4));
 }
 
-static bool same_ip(const struct sockaddr_storage *x, const struct sockaddr_storage *y)
+static bool same_ip(const void *x, const void *y)
 {
-	if (x->ss_family != y->ss_family)
+	const struct sockaddr_in6 *a = x, *b = y;
+
+	if (a->sin6_family != b->sin6_family)
 		return false;
-	if (x->ss_family == AF_INET)
+	if (a->sin6_family == AF_INET)
 		return ((const struct sockaddr_in *)x)->sin_addr.s_addr ==
 		       ((const struct sockaddr_in *)y)->sin_addr.s_addr;
-	return x->ss_family == AF_INET6 &&
-	       !memcmp(&((const struct sockaddr_in6 *)x)->sin6_addr,
-	               &((const struct sockaddr_in6 *)y)->sin6_addr, 16);
+	return a->sin6_family == AF_INET6 && !memcmp(&a->sin6_addr, &b->sin6_addr, 16);
 }
 
 /* sin_port and sin6_port share their offset. */
-static uint16_t port_of(const struct sockaddr_storage *ss)
+static uint16_t port_of(const void *sa)
 {
-	return ((const struct sockaddr_in *)ss)->sin_port;
+	return ((const struct sockaddr_in *)sa)->sin_port;
 }
 
-static void set_port(struct sockaddr_storage *ss, uint16_t port_be)
+static void set_port(void *sa, uint16_t port_be)
 {
-	((struct sockaddr_in *)ss)->sin_port = port_be;
+	((struct sockaddr_in *)sa)->sin_port = port_be;
 }
 
 /* Whether a datagram from src is the client's; the first one fixes an undeclared port. */
@@ -120,8 +125,7 @@ static bool from_client(struct udp_assoc *a, const struct sockaddr_storage *src)
  * (v2ray) put the destination there instead; a DST with another address is
  * not about the client, and the port is learned from its first datagram.
  */
-static bool declares_port(const struct proto_target *declared,
-                          const struct sockaddr_storage *client)
+static bool declares_port(const struct proto_target *declared, const union udp_addr *client)
 {
 	struct sockaddr_storage d;
 	static const uint8_t zero[16];
@@ -190,10 +194,8 @@ static struct udp_assoc *assoc_new(struct conn *c, int fd)
 	}
 	a->w = w;
 	a->inbound = c->inbound;
-	a->conn_slot = c->obj.slot;
-	a->conn_gen = w->loop.gens[c->obj.slot];
 	a->fd = fd;
-	a->tcp_fd = -1;
+	a->tcp_fd = a->ctl_fd = -1;
 	a->out_fd[0] = a->out_fd[1] = -1;
 	list_init(&a->doom);
 	loop_timer_init(&a->timer);
@@ -224,7 +226,8 @@ int udp_assoc_open(struct conn *c, const struct sockaddr_storage *peer,
 		return -ENOMEM;
 	}
 	a->relay_v6 = local->ss_family == AF_INET6;
-	a->client = *peer;
+	memcpy(&a->client, peer, peer->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+	                                                     : sizeof(struct sockaddr_in));
 	unmap(&a->client);
 	if (declares_port(declared, &a->client)) {
 		set_port(&a->client, htons(declared->port));
@@ -252,13 +255,28 @@ int udp_assoc_open_tcp(struct conn *c, int tcp_fd, struct udp_assoc **out)
 	if (!a)
 		return -ENOMEM;
 	a->tcp_fd = tcp_fd;
-	a->tcp_in.buf = malloc(UDP_TCP_IN_MAX);
-	if (!a->tcp_in.buf) {
-		udp_assoc_close(a);
-		return -ENOMEM;
-	}
 	*out = a;
 	return 0;
+}
+
+void udp_assoc_adopt(struct udp_assoc *a, int fd, uint32_t src_slot)
+{
+	a->ctl_fd = fd;
+	a->src_slot = src_slot;
+	a->counted = true;
+	udp_arm(a, UDP_OP_CTL, fd, POLLIN | POLLRDHUP);
+}
+
+/* The control connection is readable: frames (UDP-in-TCP), or bytes to drop, or its end. */
+static bool ctl_readable(struct udp_assoc *a)
+{
+	uint8_t junk[512];
+	ssize_t n;
+
+	if (a->tcp_fd >= 0)
+		return udp_tcp_readable(a);
+	n = recv(a->ctl_fd, junk, sizeof(junk), MSG_DONTWAIT);
+	return n > 0 || (n < 0 && (errno == EAGAIN || errno == EINTR));
 }
 
 /* The direct outbound's socket for a family: made, bound and polled on first use. */
@@ -276,10 +294,8 @@ static int out_socket(struct udp_assoc *a, const struct outbound *ob, int family
 	return fd;
 }
 
-static void flush_name(struct udp_assoc *a, int i);
-
 /* Send a payload to addr (t's address, or its name's) through ob, if the egress policy says yes. */
-static void send_to(struct udp_assoc *a, const struct outbound *ob, const struct proto_target *t,
+void udp_send_to(struct udp_assoc *a, const struct outbound *ob, const struct proto_target *t,
                     const struct sockaddr_storage *addr, const uint8_t *d, size_t n)
 {
 	struct worker *w = a->w;
@@ -297,144 +313,6 @@ static void send_to(struct udp_assoc *a, const struct outbound *ob, const struct
 		return;
 	}
 	w->stats.udp_up++;
-}
-
-static int find_name(const struct udp_assoc *a, const char *host)
-{
-	for (int i = 0; i < UDP_NAMES; i++)
-		if (a->names[i].state != NAME_EMPTY && strcmp(a->names[i].host, host) == 0)
-			return i;
-	return -1;
-}
-
-static void drop_queued(struct udp_assoc *a, unsigned i)
-{
-	a->queued_bytes -= a->queue[i].len;
-	free(a->queue[i].data);
-	a->queue[i] = a->queue[--a->n_queued];
-}
-
-/* Start the lookup of the next name that waits for one, if none is in flight. */
-static void next_lookup(struct udp_assoc *a)
-{
-	struct worker *w = a->w;
-
-	for (int i = 0; !a->lookup && i < UDP_NAMES; i++) {
-		struct udp_name *nm = &a->names[i];
-
-		if (nm->state != NAME_WAITING)
-			continue;
-		nm->state = NAME_LOOKUP;
-		a->lookup = true;
-		/* The answer may come before this returns (/etc/hosts): udp_resolved() then ran. */
-		if (resolver_lookup(&w->res, &a->obj, nm->host, nm->port) < 0) {
-			a->lookup = false;
-			nm->state = NAME_FAILED;
-			w->stats.resolve_full++;
-			flush_name(a, i);
-		}
-	}
-}
-
-/* Datagrams for name i: sent now that it resolved, or dropped if it did not. */
-static void flush_name(struct udp_assoc *a, int i)
-{
-	struct worker *w = a->w;
-	const struct udp_name *nm = &a->names[i];
-
-	for (unsigned q = 0; q < a->n_queued;) {
-		struct udp_queued *e = &a->queue[q];
-		struct proto_target t = {.kind = TARGET_DOMAIN, .port = e->port};
-		struct sockaddr_storage to = nm->addr;
-
-		if (e->name != i) {
-			q++;
-			continue;
-		}
-		if (nm->state == NAME_READY) {
-			snprintf(t.host, sizeof(t.host), "%s", nm->host);
-			set_port(&to, htons(e->port));
-			send_to(a, &w->cfg->outbounds[e->outbound], &t, &to, e->data, e->len);
-		} else {
-			w->stats.udp_unresolved++;
-		}
-		drop_queued(a, q);
-	}
-}
-
-void udp_resolved(struct worker *w, struct loop_obj *o, int err,
-                  const struct sockaddr_storage *addrs, int n)
-{
-	struct udp_assoc *a = (struct udp_assoc *)o;
-
-	(void)w;
-	a->lookup = false;
-	for (int i = 0; i < UDP_NAMES; i++) {
-		struct udp_name *nm = &a->names[i];
-
-		if (nm->state != NAME_LOOKUP)
-			continue;
-		if (err == 0 && n > 0) {
-			nm->addr = addrs[0];
-			nm->state = NAME_READY;
-		} else {
-			nm->state = NAME_FAILED;
-		}
-		flush_name(a, i);
-	}
-	next_lookup(a);
-}
-
-/* A datagram to a name: sent at once when the name is known, else queued for its lookup. */
-static void up_name(struct udp_assoc *a, const struct outbound *ob, const struct proto_target *t,
-                    const uint8_t *d, size_t n)
-{
-	struct worker *w = a->w;
-	int i = find_name(a, t->host);
-	struct udp_queued *e;
-
-	if (i >= 0 && a->names[i].state == NAME_READY) {
-		struct sockaddr_storage to = a->names[i].addr;
-
-		set_port(&to, htons(t->port));
-		send_to(a, ob, t, &to, d, n);
-		return;
-	}
-	if (i >= 0 && a->names[i].state == NAME_FAILED) {
-		w->stats.udp_unresolved++;
-		return;
-	}
-	if (a->n_queued == UDP_QUEUE || a->queued_bytes + n > UDP_QUEUE_BYTES) {
-		w->stats.udp_queue_full++;
-		return;
-	}
-	if (i < 0) {
-		/* A new name replaces the oldest entry, unless that one still waits for its answer. */
-		i = (int)(a->next_name % UDP_NAMES);
-		if (a->names[i].state == NAME_LOOKUP || a->names[i].state == NAME_WAITING) {
-			w->stats.udp_queue_full++;
-			return;
-		}
-		a->next_name++;
-		memset(&a->names[i], 0, sizeof(a->names[i]));
-		snprintf(a->names[i].host, sizeof(a->names[i].host), "%s", t->host);
-		a->names[i].port = t->port ? t->port : 1; /* c-ares refuses service "0" */
-		a->names[i].state = NAME_WAITING;
-	}
-	e = &a->queue[a->n_queued];
-	e->data = malloc(n ? n : 1);
-	if (!e->data) {
-		w->stats.udp_queue_full++;
-		return;
-	}
-	memcpy(e->data, d, n);
-	e->len = n;
-	e->port = t->port;
-	e->name = i;
-	e->outbound = (int)(ob - w->cfg->outbounds);
-	a->n_queued++;
-	a->queued_bytes += n;
-	next_lookup(a);
 }
 
 /* A datagram for t from the client (either front-end): route, check, send. */
@@ -457,9 +335,9 @@ void udp_send_up(struct udp_assoc *a, const struct proto_target *t, const uint8_
 		return;
 	}
 	if (t->kind == TARGET_DOMAIN)
-		up_name(a, ob, t, d, n);
+		udp_up_name(a, ob, t, d, n);
 	else
-		send_to(a, ob, t, &t->addr, d, n);
+		udp_send_to(a, ob, t, &t->addr, d, n);
 }
 
 /* One datagram on the relay socket: parse the RFC 1928 header, then as any other. */
@@ -489,7 +367,7 @@ void udp_deliver(struct udp_assoc *a, const uint8_t *d, size_t n, const struct s
 	uint8_t hdr[SOCKS5_UDP_HDR_MAX];
 	struct iovec iov[2] = {{.iov_base = hdr}, {.iov_base = (void *)d, .iov_len = n}};
 	struct msghdr mh = {.msg_name = &a->client,
-	                    .msg_namelen = sa_len(a->client.ss_family),
+	                    .msg_namelen = sa_len(a->client.sa.sa_family),
 	                    .msg_iov = iov,
 	                    .msg_iovlen = 2};
 	struct sockaddr_in6 mapped;
@@ -507,7 +385,7 @@ void udp_deliver(struct udp_assoc *a, const uint8_t *d, size_t n, const struct s
 	}
 	iov[0].iov_len = sa ? socks5_udp_put_header_sa(hdr, sa) : socks5_udp_put_header(hdr, t);
 	/* A dual-stack relay socket (the client came over IPv4 to [::]) needs the mapped form. */
-	if (a->relay_v6 && a->client.ss_family == AF_INET) {
+	if (a->relay_v6 && a->client.sa.sa_family == AF_INET) {
 		const struct sockaddr_in *c4 = (const struct sockaddr_in *)&a->client;
 
 		memset(&mapped, 0, sizeof(mapped));
@@ -589,6 +467,13 @@ static void complete(struct loop *l, struct loop_obj *o, unsigned op,
 		udp_tcp_writable(a);
 		return;
 	}
+	if (op == UDP_OP_CTL) {
+		if (!ctl_readable(a))
+			udp_assoc_close(a); /* the client closed (or reset) its control connection */
+		else if (!a->obj.closed)
+			udp_arm(a, UDP_OP_CTL, a->ctl_fd, POLLIN | POLLRDHUP);
+		return;
+	}
 	/* An error queued on the socket (an ICMP report) would make every poll return at once. */
 	if (cqe->res & POLLERR) {
 		int e;
@@ -604,7 +489,6 @@ static void complete(struct loop *l, struct loop_obj *o, unsigned op,
 void udp_assoc_close(struct udp_assoc *a)
 {
 	struct worker *w = a->w;
-	struct loop_obj *co;
 
 	if (a->obj.closed)
 		return;
@@ -616,13 +500,8 @@ void udp_assoc_close(struct udp_assoc *a)
 	loop_timer_stop(&a->timer);
 	list_del(&a->doom);
 	udp_up_close_all(a);
-	while (a->n_queued)
-		drop_queued(a, 0);
-	/* Closed already: conn_udp_ended() closes the connection, which calls back. */
+	udp_names_free(a);
 	a->obj.closed = true;
-	co = loop_obj_at(&w->loop, LOOP_KIND_CONN, a->conn_slot, a->conn_gen);
-	if (co)
-		conn_udp_ended((struct conn *)co, a);
 	loop_close(&w->loop, &a->obj); /* a may be freed from here on */
 }
 
@@ -654,9 +533,18 @@ static void release(struct loop *l, struct loop_obj *o)
 	struct udp_assoc *a = (struct udp_assoc *)o;
 
 	(void)l;
-	a->w->n_udp--;
+	struct worker *w = a->w;
+
+	w->n_udp--;
 	if (a->fd >= 0)
 		close(a->fd);
+	if (a->ctl_fd >= 0)
+		close(a->ctl_fd);
+	if (a->counted) {
+		source_limit_put(w->srv->per_source, a->src_slot);
+		w->n_conns--;
+		atomic_fetch_sub_explicit(&w->srv->n_conns, 1, memory_order_relaxed);
+	}
 	free(a->tcp_in.buf);
 	free(a->tcp_out.buf);
 	for (int i = 0; i < 2; i++)

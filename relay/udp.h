@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 
 #include "loop.h"
@@ -45,15 +46,25 @@ struct udp_queued {
 	int outbound;
 };
 
+/* The names an association has sent to, and the datagrams waiting for one. */
+struct udp_names {
+	struct udp_name names[UDP_NAMES];
+	unsigned next_name; /* the entry a new name replaces */
+	struct udp_queued queue[UDP_QUEUE];
+	unsigned n_queued;
+	size_t queued_bytes;
+	bool lookup; /* a lookup is in flight (for the NAME_LOOKUP entry) */
+};
+
 /* The association's polls: the relay socket (the client's side), and one outbound socket a family. */
-enum udp_op { UDP_OP_RELAY = 1, UDP_OP_OUT4, UDP_OP_OUT6, UDP_OP_TCP_OUT, UDP_OP_END };
+enum udp_op { UDP_OP_RELAY = 1, UDP_OP_OUT4, UDP_OP_OUT6, UDP_OP_TCP_OUT, UDP_OP_CTL, UDP_OP_END };
 
 /* UDP-in-TCP: a whole frame fits the input buffer; the output holds what one short write left. */
 enum { UDP_TCP_IN_MAX = 3 + SOCKS5_ADDR_MAX + 65535, UDP_TCP_OUT_MAX = UDP_TCP_IN_MAX };
 
-/* A stream's frames in (buf: UDP_TCP_IN_MAX octets), and the rest of one a short write left. */
+/* A stream's frames in, and the rest of one a short write left. */
 struct udp_frame_in {
-	uint8_t *buf;
+	uint8_t *buf; /* UDP_TCP_IN_MAX octets while part of a frame waits for the rest, else NULL */
 	size_t len;
 };
 struct udp_frame_out {
@@ -65,28 +76,37 @@ struct udp_frame_out {
 enum { UDP_LEGS = 2 };
 struct udp_up;
 
+/* An IPv4 or IPv6 address and port: 28 octets where a sockaddr_storage takes 128. */
+union udp_addr {
+	struct sockaddr sa;
+	struct sockaddr_in in4;
+	struct sockaddr_in6 in6;
+};
+
 struct udp_assoc {
 	struct loop_obj obj; /* first: the loop hands it back */
 	struct worker *w;
 	unsigned inbound;
-	uint32_t conn_slot, conn_gen; /* the control connection (RFC 1928 section 7) */
+	/*
+	 * The control connection (RFC 1928 section 7), taken over from the
+	 * connection that asked (udp_assoc_adopt()): the association ends when
+	 * it does. It still counts as a connection (max-connections, per source).
+	 */
+	int ctl_fd;
+	uint32_t src_slot;
+	bool counted;
 	int fd;                       /* the relay socket the client sends to */
 	bool relay_v6;                /* it is AF_INET6 (dual-stack for an IPv4 client) */
 	int out_fd[2];                /* direct: an IPv4 and an IPv6 socket, -1 until needed */
 	uint64_t ops[UDP_OP_END];     /* tags of the polls in flight (0: none) */
 	/* The client: its TCP peer's address, and the port once declared or first seen. */
-	struct sockaddr_storage client;
+	union udp_addr client;
 	bool port_known;
 	struct loop_timer timer; /* udp-timeout */
-	struct udp_name names[UDP_NAMES];
-	unsigned next_name; /* the entry a new name replaces */
-	struct udp_queued queue[UDP_QUEUE];
-	unsigned n_queued;
-	size_t queued_bytes;
-	bool lookup; /* a lookup is in flight (for the NAME_LOOKUP entry) */
+	struct udp_names *nm; /* names sent to, on first use (udp_names.c) */
 	/*
 	 * UDP-in-TCP (hev-socks5's FWD UDP): the client's datagrams are frames
-	 * on its TCP connection (tcp_fd, the connection's; fd is -1). tcp_in
+	 * on its TCP connection (tcp_fd, which is ctl_fd; fd is -1). tcp_in
 	 * gathers a frame; tcp_out holds the rest of a frame a short write
 	 * left, and while it does, replies are dropped.
 	 */
@@ -111,16 +131,20 @@ extern const struct loop_module udp_module;
 int udp_assoc_open(struct conn *c, const struct sockaddr_storage *peer,
                    const struct sockaddr_storage *local, const struct proto_target *declared,
                    struct udp_assoc **out, struct sockaddr_storage *bound);
-/*
- * UDP-in-TCP for connection c: no relay socket; datagrams are frames on
- * tcp_fd (which stays the connection's). 0 or -errno.
- */
+/* UDP-in-TCP for connection c: no relay socket; datagrams are frames on tcp_fd. 0 or -errno. */
 int udp_assoc_open_tcp(struct conn *c, int tcp_fd, struct udp_assoc **out);
-/* tcp_fd is readable (the connection's poll): frames in, datagrams out. false: close it. */
+/*
+ * The reply is out: a takes over the client's TCP connection (fd, and its
+ * max-connections-per-source slot, and its place in max-connections),
+ * watches it and closes it when the association ends; the struct conn
+ * that asked can go (conn_handed_over()).
+ */
+void udp_assoc_adopt(struct udp_assoc *a, int fd, uint32_t src_slot);
+/* tcp_fd is readable: frames in, datagrams out. false: close it. */
 bool udp_tcp_readable(struct udp_assoc *a);
 /* Bytes the client sent right behind its request (the handshake buffer's): frames too. */
 bool udp_tcp_early(struct udp_assoc *a, const uint8_t *d, size_t n);
-/* The control connection ended: close the association (no-op if it already is). */
+/* Close the association and its control connection (no-op if it is closed already). */
 void udp_assoc_close(struct udp_assoc *a);
 void udp_timeout(struct loop *l, struct loop_timer *t);
 /*
@@ -143,8 +167,12 @@ uint8_t *udp_scratch(struct worker *w);
 
 /* Frame I/O shared by both ends of UDP-in-TCP (udp_tcp.c). fn: false stops (the owner closed). */
 typedef bool udp_frame_fn(void *ctx, const struct proto_target *t, const uint8_t *d, size_t n);
-/* Every whole frame in `in` to fn; the start of the next kept. false: the stream is out of step. */
-bool udp_frames_parse(struct worker *w, struct udp_frame_in *in, udp_frame_fn *fn, void *ctx);
+/*
+ * Every whole frame in d[0..n) (bytes that came before any read: behind a
+ * request) to fn; the start of the next kept in `in`. false: out of step.
+ */
+bool udp_frames_parse(struct worker *w, struct udp_frame_in *in, const uint8_t *d, size_t n,
+                      udp_frame_fn *fn, void *ctx);
 /* Read what fd holds and parse it. false: close the stream (EOF, error, bad frame, fn said stop). */
 bool udp_frames_read(struct worker *w, int fd, struct udp_frame_in *in, udp_frame_fn *fn, void *ctx);
 /*
@@ -173,6 +201,13 @@ void udp_up_resolved(struct worker *w, struct loop_obj *o, int err,
                      const struct sockaddr_storage *addrs, int n);
 /* A leg not up within connect-timeout + handshake-timeout (w->udp_up_tq). */
 void udp_up_timeout(struct loop *l, struct loop_timer *t);
+/* Send a payload to addr (t's address, or its name's) through the direct ob, if egress says yes. */
+void udp_send_to(struct udp_assoc *a, const struct outbound *ob, const struct proto_target *t,
+                 const struct sockaddr_storage *addr, const uint8_t *d, size_t n);
+/* A datagram to a name (udp_names.c): sent when the name is known, else queued for its lookup. */
+void udp_up_name(struct udp_assoc *a, const struct outbound *ob, const struct proto_target *t,
+                 const uint8_t *d, size_t n);
+void udp_names_free(struct udp_assoc *a);
 /* The resolver's answer for association o (a resolver_answer_fn). */
 void udp_resolved(struct worker *w, struct loop_obj *o, int err,
                   const struct sockaddr_storage *addrs, int n);

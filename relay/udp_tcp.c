@@ -21,15 +21,16 @@
  * would drop them; nothing is ever queued without bound.
  */
 
-bool udp_frames_parse(struct worker *w, struct udp_frame_in *in, udp_frame_fn *fn, void *ctx)
+/* Every whole frame in b[0..len) to fn; *used: where the first incomplete one starts. */
+static bool parse(struct worker *w, const uint8_t *b, size_t len, size_t *used, udp_frame_fn *fn,
+                  void *ctx)
 {
 	size_t off = 0;
 
 	for (;;) {
 		struct proto_target t;
 		size_t hl = 0, dl = 0;
-		enum socks5_udp_error e =
-		        socks5_tcpudp_parse(in->buf + off, in->len - off, &t, &hl, &dl);
+		enum socks5_udp_error e = socks5_tcpudp_parse(b + off, len - off, &t, &hl, &dl);
 
 		if (e == SOCKS5_UDP_AGAIN)
 			break;
@@ -38,28 +39,64 @@ bool udp_frames_parse(struct worker *w, struct udp_frame_in *in, udp_frame_fn *f
 			log_debug_rl("udp-in-tcp: bad frame (%s): closing", socks5_udp_error_name(e));
 			return false;
 		}
-		if (!fn(ctx, &t, in->buf + off + hl, dl))
+		if (!fn(ctx, &t, b + off + hl, dl))
 			return false;
 		off += hl + dl;
 	}
-	/* What is left is the start of one frame: it fits (UDP_TCP_IN_MAX). */
-	memmove(in->buf, in->buf + off, in->len - off);
-	in->len -= off;
+	*used = off;
 	return true;
 }
 
+/* Keep the start of a frame, rest octets at p, in the stream's own buffer (malloc'd for it). */
+static bool keep_rest(struct udp_frame_in *in, const uint8_t *p, size_t rest)
+{
+	if (!rest) {
+		free(in->buf); /* an idle stream holds no buffer */
+		in->buf = NULL;
+		in->len = 0;
+		return true;
+	}
+	if (!in->buf && !(in->buf = malloc(UDP_TCP_IN_MAX)))
+		return false;
+	memmove(in->buf, p, rest);
+	in->len = rest;
+	return true;
+}
+
+bool udp_frames_parse(struct worker *w, struct udp_frame_in *in, const uint8_t *d, size_t n,
+                      udp_frame_fn *fn, void *ctx)
+{
+	size_t used = 0;
+
+	if (n > UDP_TCP_IN_MAX || !parse(w, d, n, &used, fn, ctx))
+		return false;
+	return keep_rest(in, d + used, n - used);
+}
+
+/*
+ * A stream with nothing pending reads into the worker's buffer and parses
+ * there; only the start of a frame that has not all arrived is copied to
+ * the stream's own. So a stream of whole frames, and an idle one, costs no
+ * buffer of its own.
+ */
 bool udp_frames_read(struct worker *w, int fd, struct udp_frame_in *in, udp_frame_fn *fn, void *ctx)
 {
+	if (!w->udp_tcp_buf && !(w->udp_tcp_buf = malloc(UDP_TCP_IN_MAX)))
+		return false;
 	for (int round = 0; round < 16; round++) {
-		size_t room = UDP_TCP_IN_MAX - in->len;
-		ssize_t n = recv(fd, in->buf + in->len, room, MSG_DONTWAIT);
+		bool shared = in->len == 0;
+		uint8_t *b = shared ? w->udp_tcp_buf : in->buf;
+		size_t have = shared ? 0 : in->len, room = UDP_TCP_IN_MAX - have, used = 0;
+		ssize_t n = recv(fd, b + have, room, MSG_DONTWAIT);
 
 		if (n == 0)
 			return false;
 		if (n < 0)
 			return errno == EAGAIN || errno == EINTR;
-		in->len += (size_t)n;
-		if (!udp_frames_parse(w, in, fn, ctx))
+		have += (size_t)n;
+		if (!shared)
+			in->len = have;
+		if (!parse(w, b, have, &used, fn, ctx) || !keep_rest(in, b + used, have - used))
 			return false;
 		if ((size_t)n < room)
 			return true; /* short read: the socket is (very likely) empty */
@@ -111,7 +148,11 @@ int udp_frame_flush(struct udp_frame_out *o, int fd)
 		o->off += (size_t)n;
 		o->len -= (size_t)n;
 	}
-	return o->len ? 2 : 1;
+	if (o->len)
+		return 2;
+	free(o->buf); /* rarely needed: not kept */
+	o->buf = NULL;
+	return 1;
 }
 
 /* ---- the client's side: its association's datagrams on its own connection ---- */
@@ -126,11 +167,7 @@ static bool frame_up(void *ctx, const struct proto_target *t, const uint8_t *d, 
 
 bool udp_tcp_early(struct udp_assoc *a, const uint8_t *d, size_t n)
 {
-	if (n > UDP_TCP_IN_MAX)
-		return false;
-	memcpy(a->tcp_in.buf, d, n);
-	a->tcp_in.len = n;
-	return udp_frames_parse(a->w, &a->tcp_in, frame_up, a);
+	return udp_frames_parse(a->w, &a->tcp_in, d, n, frame_up, a);
 }
 
 bool udp_tcp_readable(struct udp_assoc *a)

@@ -190,6 +190,8 @@ static bool open_relay(struct udp_up *u)
 	return true;
 }
 
+static bool frame_down(void *ctx, const struct proto_target *t, const uint8_t *d, size_t n);
+
 /* Send what the client state machine has for the upstream (a few octets: all or nothing). */
 static bool send_out(struct udp_up *u)
 {
@@ -243,12 +245,13 @@ static void handshake(struct udp_up *u)
 		}
 		/* PROTO_REQUEST: it is up; what follows is frames (FWD UDP) or nothing. */
 		if (u->fwd) {
-			if (!(u->in.buf = malloc(UDP_TCP_IN_MAX))) {
-				fail(u, "out of memory");
+			/* Frames behind the reply: the stream starts with them. */
+			if (u->hs_len > off && !udp_frames_parse(u->w, &u->in, u->hs + off,
+			                                         u->hs_len - off, frame_down, u)) {
+				if (!u->obj.closed)
+					fail(u, "a bad frame");
 				return;
 			}
-			u->in.len = u->hs_len - off;
-			memcpy(u->in.buf, u->hs + off, u->in.len);
 		} else if (!open_relay(u)) {
 			return;
 		}

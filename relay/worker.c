@@ -379,6 +379,8 @@ void worker_destroy(struct worker *w)
 		buf_pool_destroy(&w->bufs);
 	free(w->udp_buf);
 	w->udp_buf = NULL;
+	free(w->udp_tcp_buf);
+	w->udp_tcp_buf = NULL;
 }
 
 /*

@@ -105,6 +105,7 @@ struct worker {
 	struct loop_tq udp_up_tq;  /* an upstream leg's connect and handshake */
 	struct list_node udp_doomed; /* associations to close at the end of the turn */
 	uint8_t *udp_buf;          /* recvmmsg scratch for the UDP associations, on first use */
+	uint8_t *udp_tcp_buf;      /* UDP-in-TCP streams read into this, on first use */
 	unsigned n_udp;            /* UDP associations open */
 	struct pipe_pool pipes;
 	struct buf_pool bufs;
