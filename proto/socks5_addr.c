@@ -4,6 +4,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "socks5.h"
@@ -35,12 +36,18 @@ static uint16_t get_port(const uint8_t *p)
 	return (uint16_t)(p[0] << 8 | p[1]);
 }
 
-int socks5_addr_get(const uint8_t *p, struct proto_target *t)
+static int addr_get(const uint8_t *p, struct proto_target *t, bool text)
 {
 	const uint8_t *a = p + 1;
 	size_t n;
 
-	memset(t, 0, sizeof(*t));
+	if (text) {
+		memset(t, 0, sizeof(*t));
+	} else {
+		/* What the kinds below set: the address's first 28 octets, the name's first. */
+		memset(&t->addr, 0, sizeof(struct sockaddr_in6));
+		t->host[0] = '\0';
+	}
 	switch (p[0]) {
 	case SOCKS5_ATYP_IPV4: {
 		struct sockaddr_in *sin = (struct sockaddr_in *)&t->addr;
@@ -50,7 +57,8 @@ int socks5_addr_get(const uint8_t *p, struct proto_target *t)
 		sin->sin_family = AF_INET;
 		memcpy(&sin->sin_addr, a, IPV4_LEN);
 		sin->sin_port = htons(t->port);
-		inet_ntop(AF_INET, a, t->host, sizeof(t->host));
+		if (text)
+			inet_ntop(AF_INET, a, t->host, sizeof(t->host));
 		return 0;
 	}
 	case SOCKS5_ATYP_IPV6: {
@@ -61,7 +69,8 @@ int socks5_addr_get(const uint8_t *p, struct proto_target *t)
 		sin6->sin6_family = AF_INET6;
 		memcpy(&sin6->sin6_addr, a, IPV6_LEN);
 		sin6->sin6_port = htons(t->port);
-		inet_ntop(AF_INET6, a, t->host, sizeof(t->host));
+		if (text)
+			inet_ntop(AF_INET6, a, t->host, sizeof(t->host));
 		return 0;
 	}
 	case SOCKS5_ATYP_DOMAIN:
@@ -78,6 +87,16 @@ int socks5_addr_get(const uint8_t *p, struct proto_target *t)
 	default:
 		return -1;
 	}
+}
+
+int socks5_addr_get(const uint8_t *p, struct proto_target *t)
+{
+	return addr_get(p, t, true);
+}
+
+int socks5_addr_get_bare(const uint8_t *p, struct proto_target *t)
+{
+	return addr_get(p, t, false);
 }
 
 size_t socks5_addr_put_sockaddr(uint8_t *p, const struct sockaddr *sa)

@@ -23,6 +23,12 @@ long socks5_addr_len(const uint8_t *p, size_t avail);
  * or -1 for an empty name or one holding a NUL.
  */
 int socks5_addr_get(const uint8_t *p, struct proto_target *t);
+/*
+ * The same for the datagram path, per datagram: an IP address is not
+ * spelled out (host is "" for TARGET_IP) and only what the kind uses is
+ * cleared, so parsing costs no formatting and no 400-octet memset.
+ */
+int socks5_addr_get_bare(const uint8_t *p, struct proto_target *t);
 
 /*
  * Encode `sa` (NULL or a family other than IPv4/IPv6: 0.0.0.0:0; an

@@ -28,7 +28,7 @@ static enum socks5_udp_error address(const uint8_t *d, size_t len, struct proto_
 		return SOCKS5_UDP_ATYP;
 	if (n == 0 || len - PREFIX < (size_t)n)
 		return SOCKS5_UDP_SHORT;
-	if (socks5_addr_get(d + PREFIX, t) < 0)
+	if (socks5_addr_get_bare(d + PREFIX, t) < 0)
 		return SOCKS5_UDP_NAME;
 	*alen = (size_t)n;
 	return SOCKS5_UDP_OK;
@@ -87,7 +87,7 @@ enum socks5_udp_error socks5_tcpudp_parse(const uint8_t *b, size_t len, struct p
 		return SOCKS5_UDP_HDRLEN;
 	if (len < hdrlen + datlen)
 		return SOCKS5_UDP_AGAIN;
-	if (socks5_addr_get(b + PREFIX, t) < 0)
+	if (socks5_addr_get_bare(b + PREFIX, t) < 0)
 		return SOCKS5_UDP_NAME;
 	*hdr_len = hdrlen;
 	*data_len = datlen;

@@ -42,7 +42,8 @@ const char *socks5_udp_error_name(enum socks5_udp_error e);
 /*
  * Parse the header of one datagram of `len` octets: on SOCKS5_UDP_OK `t` is
  * its address (the destination, from a client; the source, from a relay we
- * are a client of) and the payload starts at *hdr_len (it may be empty).
+ * are a client of; an IP address is in t->addr only, t->host is then "")
+ * and the payload starts at *hdr_len (it may be empty).
  */
 enum socks5_udp_error socks5_udp_parse(const uint8_t *d, size_t len, struct proto_target *t,
                                        size_t *hdr_len);

@@ -139,6 +139,22 @@ static void set_pipe_size(struct parser *p, const char *v)
 		p->c->pipe_size = n;
 }
 
+/* udp-buffer = SIZE: SO_RCVBUF of a UDP association's sockets (the kernel caps it at rmem_max). */
+static void set_udp_buffer(struct parser *p, const char *v)
+{
+	char q[QUOTE_BYTES];
+	unsigned n;
+	int rc = config_parse_size(v, &n);
+
+	if (rc == -EINVAL)
+		kerr(p, "\"%s\" is not a size (bytes, or a number with a k or m suffix)",
+		     config_quote(q, v));
+	else if (rc < 0 || (n && n < 4096) || n > 64u << 20)
+		kerr(p, "\"%s\" is out of range (0, or 4k..64m)", config_quote(q, v));
+	else
+		p->c->udp_buffer = n;
+}
+
 static void set_max_pipes(struct parser *p, const char *v)
 {
 	config_get_uint(p, v, 0, MAX_PIPES_MAX, &p->c->max_pipes);
@@ -347,5 +363,6 @@ const struct key config_main_keys[] = {
         {"pipe-memory", set_pipe_memory, false, 0},
         {"udp-timeout", set_udp_timeout, false, 0},
         {"udp-max-sessions", set_udp_max_sessions, false, 0},
+        {"udp-buffer", set_udp_buffer, false, 0},
         {NULL, NULL, false, 0},
 };

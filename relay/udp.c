@@ -55,6 +55,14 @@ uint8_t *udp_scratch(struct worker *w)
 	return w->udp_buf;
 }
 
+void udp_set_buffer(struct worker *w, int fd)
+{
+	int n = (int)w->cfg->udp_buffer;
+
+	if (n)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &n, sizeof(n));
+}
+
 void udp_arm(struct udp_assoc *a, unsigned op, int fd, unsigned mask)
 {
 	struct io_uring_sqe *sqe = loop_prep(&a->w->loop, &a->obj, op);
@@ -220,6 +228,7 @@ int udp_assoc_open(struct conn *c, const struct sockaddr_storage *peer,
 	fd = relay_socket(local, in->udp_port_lo, in->udp_port_hi);
 	if (fd < 0)
 		return fd;
+	udp_set_buffer(w, fd);
 	a = assoc_new(c, fd);
 	if (!a) {
 		close(fd);
@@ -289,6 +298,7 @@ static int out_socket(struct udp_assoc *a, const struct outbound *ob, int family
 	fd = outbound_udp_socket(ob, family);
 	if (fd < 0)
 		return fd;
+	udp_set_buffer(a->w, fd);
 	a->out_fd[i] = fd;
 	udp_arm(a, i ? UDP_OP_OUT6 : UDP_OP_OUT4, fd, POLLIN);
 	return fd;
@@ -307,12 +317,11 @@ void udp_send_to(struct udp_assoc *a, const struct outbound *ob, const struct pr
 	if (egress_refused(w->cfg, in, ob, t, &to, w->stats.egress))
 		return;
 	fd = out_socket(a, ob, to.ss_family);
-	if (fd < 0 || sendto(fd, d, n, MSG_DONTWAIT, (const struct sockaddr *)&to,
-	                     sa_len(to.ss_family)) < 0) {
+	if (fd < 0) {
 		w->stats.udp_send_errors++;
 		return;
 	}
-	w->stats.udp_up++;
+	udp_tx_add(w, fd, &to, sa_len(to.ss_family), NULL, 0, d, n, false);
 }
 
 /* A datagram for t from the client (either front-end): route, check, send. */
@@ -365,11 +374,7 @@ void udp_deliver(struct udp_assoc *a, const uint8_t *d, size_t n, const struct s
 {
 	struct worker *w = a->w;
 	uint8_t hdr[SOCKS5_UDP_HDR_MAX];
-	struct iovec iov[2] = {{.iov_base = hdr}, {.iov_base = (void *)d, .iov_len = n}};
-	struct msghdr mh = {.msg_name = &a->client,
-	                    .msg_namelen = sa_len(a->client.sa.sa_family),
-	                    .msg_iov = iov,
-	                    .msg_iovlen = 2};
+	size_t hl;
 	struct sockaddr_in6 mapped;
 
 	if (a->tcp_fd >= 0) {
@@ -383,24 +388,20 @@ void udp_deliver(struct udp_assoc *a, const uint8_t *d, size_t n, const struct s
 		w->stats.udp_foreign++; /* nobody to send it to yet */
 		return;
 	}
-	iov[0].iov_len = sa ? socks5_udp_put_header_sa(hdr, sa) : socks5_udp_put_header(hdr, t);
+	hl = sa ? socks5_udp_put_header_sa(hdr, sa) : socks5_udp_put_header(hdr, t);
 	/* A dual-stack relay socket (the client came over IPv4 to [::]) needs the mapped form. */
 	if (a->relay_v6 && a->client.sa.sa_family == AF_INET) {
-		const struct sockaddr_in *c4 = (const struct sockaddr_in *)&a->client;
+		const struct sockaddr_in *c4 = &a->client.in4;
 
 		memset(&mapped, 0, sizeof(mapped));
 		mapped.sin6_family = AF_INET6;
 		mapped.sin6_port = c4->sin_port;
 		mapped.sin6_addr.s6_addr[10] = mapped.sin6_addr.s6_addr[11] = 0xff;
 		memcpy(&mapped.sin6_addr.s6_addr[12], &c4->sin_addr, 4);
-		mh.msg_name = &mapped;
-		mh.msg_namelen = sizeof(mapped);
-	}
-	if (sendmsg(a->fd, &mh, MSG_DONTWAIT) < 0) {
-		w->stats.udp_send_errors++;
+		udp_tx_add(w, a->fd, &mapped, sizeof(mapped), hdr, hl, d, n, true);
 		return;
 	}
-	w->stats.udp_down++;
+	udp_tx_add(w, a->fd, &a->client, sa_len(a->client.sa.sa_family), hdr, hl, d, n, true);
 }
 
 /*
@@ -445,6 +446,7 @@ static void drain(struct udp_assoc *a, int fd, bool from_relay)
 				up(a, d, len);
 			}
 		}
+		udp_tx_flush(a->w); /* before the next round reuses the buffers */
 		if (n < UDP_BATCH)
 			return;
 	}

@@ -7,10 +7,12 @@
 #include <stdint.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 #include "loop.h"
 #include "proto.h"
 #include "socks5_addr.h"
+#include "socks5_udp.h"
 
 struct worker;
 struct conn;
@@ -120,6 +122,27 @@ struct udp_assoc {
 	struct list_node doom;
 };
 
+/* Datagrams queued for one socket, sent with one sendmmsg(2) (udp_tx.c); the worker's. */
+enum { UDP_TX_MAX = UDP_BATCH };
+struct udp_tx {
+	int fd;
+	unsigned n;
+	bool down[UDP_TX_MAX]; /* counted as udp_down (to the client), else udp_up */
+	struct mmsghdr mm[UDP_TX_MAX];
+	struct iovec iov[UDP_TX_MAX][2];
+	union udp_addr to[UDP_TX_MAX];
+	uint8_t hdr[UDP_TX_MAX][SOCKS5_UDP_HDR_MAX];
+};
+/*
+ * Queue a datagram (hdr, then d: both must stay as they are until the
+ * flush) for fd, to `to` (to_len 0: a connected socket). A queue for
+ * another socket, or a full one, is flushed first.
+ */
+void udp_tx_add(struct worker *w, int fd, const void *to, socklen_t to_len, const uint8_t *hdr,
+                size_t hl, const uint8_t *d, size_t n, bool down);
+/* Send what is queued; before the buffers the payloads point into change. */
+void udp_tx_flush(struct worker *w);
+
 extern const struct loop_module udp_module;
 
 /*
@@ -153,7 +176,8 @@ void udp_timeout(struct loop *l, struct loop_timer *t);
  */
 void udp_assoc_doom(struct udp_assoc *a);
 void udp_reap(struct worker *w);
-/* Internal to udp.c and udp_tcp.c. */
+/* Internal to udp*.c. SO_RCVBUF = udp-buffer on a UDP socket of an association. */
+void udp_set_buffer(struct worker *w, int fd);
 void udp_arm(struct udp_assoc *a, unsigned op, int fd, unsigned mask);
 void udp_send_up(struct udp_assoc *a, const struct proto_target *t, const uint8_t *d, size_t n);
 /* A frame to the client: its header (hl octets, 0: could not be framed), then d. */

@@ -72,6 +72,7 @@ static void flush_name(struct udp_assoc *a, int i)
 			snprintf(t.host, sizeof(t.host), "%s", nm->host);
 			((struct sockaddr_in *)&to)->sin_port = htons(e->port);
 			udp_send_to(a, &w->cfg->outbounds[e->outbound], &t, &to, e->data, e->len);
+			udp_tx_flush(w); /* e->data goes next */
 		} else {
 			w->stats.udp_unresolved++;
 		}

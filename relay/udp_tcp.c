@@ -68,9 +68,10 @@ bool udp_frames_parse(struct worker *w, struct udp_frame_in *in, const uint8_t *
 {
 	size_t used = 0;
 
-	if (n > UDP_TCP_IN_MAX || !parse(w, d, n, &used, fn, ctx))
-		return false;
-	return keep_rest(in, d + used, n - used);
+	bool ok = n <= UDP_TCP_IN_MAX && parse(w, d, n, &used, fn, ctx);
+
+	udp_tx_flush(w); /* the datagrams point into d */
+	return ok && keep_rest(in, d + used, n - used);
 }
 
 /*
@@ -96,7 +97,10 @@ bool udp_frames_read(struct worker *w, int fd, struct udp_frame_in *in, udp_fram
 		have += (size_t)n;
 		if (!shared)
 			in->len = have;
-		if (!parse(w, b, have, &used, fn, ctx) || !keep_rest(in, b + used, have - used))
+		bool ok = parse(w, b, have, &used, fn, ctx);
+
+		udp_tx_flush(w); /* the datagrams point into b */
+		if (!ok || !keep_rest(in, b + used, have - used))
 			return false;
 		if ((size_t)n < room)
 			return true; /* short read: the socket is (very likely) empty */

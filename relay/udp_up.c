@@ -181,6 +181,8 @@ static bool open_relay(struct udp_up *u)
 		return false;
 	}
 	u->udp_fd = outbound_udp_socket(u->ob, relay.ss_family);
+	if (u->udp_fd >= 0)
+		udp_set_buffer(w, u->udp_fd);
 	if (u->udp_fd < 0 ||
 	    connect(u->udp_fd, (struct sockaddr *)&relay, sa_len(relay.ss_family)) < 0) {
 		fail(u, "cannot open a socket to its relay");
@@ -461,6 +463,7 @@ static void relay_in(struct udp_up *u)
 			udp_deliver(u->a, (uint8_t *)iov[i].iov_base + hl, mm[i].msg_len - hl, NULL,
 			            &t);
 		}
+		udp_tx_flush(w); /* before the next round reuses the buffers */
 		if (n < UDP_BATCH)
 			return;
 	}

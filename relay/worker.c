@@ -155,6 +155,7 @@ int worker_init(struct worker *w, int id, struct server *srv)
 	loop_tq_init(&w->loop, &w->udp_up_tq, cfg->connect_timeout_ms + cfg->handshake_timeout_ms,
 	             udp_up_timeout);
 	list_init(&w->udp_doomed);
+	w->udp_tx.fd = -1;
 	/* Idle pipes and buffers kept per worker; those in use are bounded by active directions. */
 	max_idle = cfg->max_pipes ? cfg->max_pipes : 64;
 	if ((ret = pipe_pool_init(&w->pipes, max_idle, cfg->pipe_size)) < 0)

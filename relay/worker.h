@@ -14,6 +14,7 @@
 #include "resolve.h"
 #include "splice.h"
 #include "stats.h"
+#include "udp.h"
 
 struct listener;
 
@@ -106,6 +107,7 @@ struct worker {
 	struct list_node udp_doomed; /* associations to close at the end of the turn */
 	uint8_t *udp_buf;          /* recvmmsg scratch for the UDP associations, on first use */
 	uint8_t *udp_tcp_buf;      /* UDP-in-TCP streams read into this, on first use */
+	struct udp_tx udp_tx;      /* datagrams waiting for one sendmmsg */
 	unsigned n_udp;            /* UDP associations open */
 	struct pipe_pool pipes;
 	struct buf_pool bufs;

@@ -414,6 +414,13 @@ static void test_udp_keys(void)
 	config_free(c);
 	c = load_ok(IN);
 	T_ASSERT(c && c->udp_timeout_ms == 60000);
+	T_ASSERT(c && c->udp_buffer == 512 * 1024);
+	config_free(c);
+	c = load_ok("[main]\nudp-buffer = 2m\n" IN);
+	T_ASSERT(c && c->udp_buffer == 2 * 1024 * 1024);
+	config_free(c);
+	c = load_ok("[main]\nudp-buffer = 0\n" IN);
+	T_ASSERT(c && c->udp_buffer == 0);
 	config_free(c);
 	/* A socks5 upstream carries UDP by UDP ASSOCIATE unless it says tcp (FWD UDP) or off. */
 	c = load_ok("[outbound a]\ntype = socks5\nserver = 127.0.0.1:1\n"
@@ -604,6 +611,11 @@ static void test_errors(void)
 	         "t.ini:4: [outbound u] udp: \"yes\" is not one of udp, tcp, off\n"},
 	        {"[outbound h]\ntype = http\nserver = 127.0.0.1:1\nudp = tcp\n" IN,
 	         "t.ini:4: [outbound h] udp: not valid with type = http\n"},
+	        {"[main]\nudp-buffer = 1k\n" IN,
+	         "t.ini:2: [main] udp-buffer: \"1k\" is out of range (0, or 4k..64m)\n"},
+	        {"[main]\nudp-buffer = lots\n" IN,
+	         "t.ini:2: [main] udp-buffer: \"lots\" is not a size (bytes, or a number with a k or m "
+	         "suffix)\n"},
 	        {"[main]\nudp-timeout = 10ms\n" IN,
 	         "t.ini:2: [main] udp-timeout: \"10ms\" is out of range (1s..24h)\n"},
 	        {"[main]\nkeepalive = 500ms\n" IN,
@@ -1561,6 +1573,7 @@ static void test_example_and_readme(void)
 	        "udp-ports",
 	        "udp-timeout",
 	        "udp-max-sessions",
+	        "udp-buffer",
 	        "bind-address",
 	        "bind-interface",
 	        "fwmark",

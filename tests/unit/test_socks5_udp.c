@@ -32,13 +32,13 @@ static void test_parse_golden(void)
 	T_EQ_INT(hl, 10);
 	T_EQ_INT(t.kind, TARGET_IP);
 	T_EQ_INT(t.port, 53);
-	T_EQ_STR(t.host, "192.0.2.1");
+	T_EQ_STR(t.host, ""); /* not spelled out on the datagram path */
 	T_EQ_INT(t.addr.ss_family, AF_INET);
 	T_EQ_INT(ntohs(((struct sockaddr_in *)&t.addr)->sin_port), 53);
 
 	T_EQ_INT(socks5_udp_parse(golden_v6, sizeof(golden_v6), &t, &hl), SOCKS5_UDP_OK);
 	T_EQ_INT(hl, 22);
-	T_EQ_STR(t.host, "2001:db8::1");
+	T_EQ_STR(t.host, "");
 	T_EQ_INT(t.port, 443);
 	T_EQ_INT(t.addr.ss_family, AF_INET6);
 
@@ -168,13 +168,13 @@ static void test_tcpudp_golden(void)
 	T_EQ_INT(socks5_tcpudp_parse(s, n, &t, &hl, &dl), SOCKS5_UDP_OK);
 	T_EQ_INT(hl, 10);
 	T_EQ_INT(dl, 2);
-	T_EQ_STR(t.host, "192.0.2.1");
+	T_EQ_STR(t.host, ""); /* not spelled out on the datagram path */
 	T_EQ_MEM(s + hl, "hi", 2);
 	off = hl + dl;
 	T_EQ_INT(socks5_tcpudp_parse(s + off, n - off, &t, &hl, &dl), SOCKS5_UDP_OK);
 	T_EQ_INT(hl, 22);
 	T_EQ_INT(dl, 300);
-	T_EQ_STR(t.host, "2001:db8::1");
+	T_EQ_STR(t.host, "");
 	T_EQ_INT(t.port, 443);
 	T_EQ_INT(s[off + hl + 299], (uint8_t)299);
 	off += hl + dl;
