@@ -96,13 +96,16 @@ for p in proxies:
     vals = [r["rate"] for r in runs if r["proxy"] == p and r["test"] == "max"]
     best[p] = max(vals) if vals else 0
 if "spliced" in best:
-    others = {p: v for p, v in best.items() if p != "spliced"}
+    # The target names danted and v2ray; hev-socks5-server, when run, is the bar we
+    # hold ourselves to, shown beside as a ratio.
     for f in (1, 64):
         for s in (64, 1400):
             m = {p: st.median([r["rate"] for r in pick(p, "max", f, s)] or [0]) for p in proxies}
-            ahead = all(m["spliced"] > v for p, v in m.items() if p != "spliced")
-            target("maximum delivered ahead of all (%d x %d B)" % (f, s), ahead,
-                   ", ".join("%s %.0f" % (p, v) for p, v in m.items()))
+            ahead = all(m["spliced"] > v for p, v in m.items() if p in ("dante", "v2ray"))
+            why = ", ".join("%s %.0f" % (p, v) for p, v in m.items())
+            if m.get("hev"):
+                why += "; spliced/hev = %.2fx" % (m["spliced"] / m["hev"])
+            target("maximum delivered ahead of dante and v2ray (%d x %d B)" % (f, s), ahead, why)
 for t in sweeps:
     frac = float(t.split("-")[1])
     if frac <= 0.8:
