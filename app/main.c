@@ -15,6 +15,7 @@
 #include "build_config.h"
 #include "config.h"
 #include "crypto_info.h"
+#include "inbound.h"
 #include "log.h"
 #include "sockaddr.h"
 #include "stats.h"
@@ -281,9 +282,9 @@ static int create_workers(struct server *srv)
 		}
 	}
 	for (size_t j = 0; j < cfg->n_inbounds; j++) {
-		static const char *const types[] = {"?", "socks5", "http", "forward"};
 		log_info("inbound %s (%s) listening on %s", cfg->inbounds[j].name,
-		         types[cfg->inbounds[j].type], sa_str(&cfg->inbounds[j].listen, addr));
+		         inbound_ops(cfg->inbounds[j].type)->name,
+		         sa_str(&cfg->inbounds[j].listen, addr));
 	}
 	return 0;
 }

@@ -358,7 +358,8 @@ int socks5_client_init(struct socks5_client *c, const struct proto_target *targe
 int socks5_client_command(struct socks5_client *c, uint8_t cmd)
 {
 	if (c->state != SOCKS5_C_METHOD ||
-	    (cmd != SOCKS5_CMD_CONNECT && cmd != SOCKS5_CMD_UDP_ASSOCIATE && cmd != SOCKS5_CMD_FWD_UDP))
+	    (cmd != SOCKS5_CMD_CONNECT && cmd != SOCKS5_CMD_UDP_ASSOCIATE &&
+	     cmd != SOCKS5_CMD_FWD_UDP))
 		return -EINVAL;
 	c->cmd = cmd;
 	return 0;

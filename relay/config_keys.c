@@ -34,8 +34,10 @@ static void add_ref(struct parser *p, enum ref_kind kind, size_t idx, const char
 
 /* --- [inbound NAME] --- */
 
-static const char *const inbound_types[] = {
-        [INBOUND_SOCKS5] = "socks5", [INBOUND_HTTP] = "http", [INBOUND_FORWARD] = "forward"};
+static const char *const inbound_types[] = {[INBOUND_SOCKS5] = "socks5",
+                                            [INBOUND_HTTP] = "http",
+                                            [INBOUND_FORWARD] = "forward",
+                                            [INBOUND_MIXED] = "mixed"};
 static const char *const outbound_types[] = {[OUTBOUND_DIRECT] = "direct",
                                              [OUTBOUND_SOCKS5] = "socks5",
                                              [OUTBOUND_BLOCK] = "block",
@@ -45,13 +47,13 @@ static void set_in_type(struct parser *p, const char *v)
 {
 	char q[QUOTE_BYTES];
 
-	for (int t = INBOUND_SOCKS5; t <= INBOUND_FORWARD; t++) {
+	for (int t = INBOUND_SOCKS5; t <= INBOUND_MIXED; t++) {
 		if (strcmp(v, inbound_types[t]) == 0) {
 			cur_in(p)->type = (enum inbound_type)t;
 			return;
 		}
 	}
-	kerr(p, "\"%s\" is not one of socks5, http, forward", config_quote(q, v));
+	kerr(p, "\"%s\" is not one of socks5, http, mixed, forward", config_quote(q, v));
 }
 
 static void set_listen(struct parser *p, const char *v)
@@ -222,8 +224,8 @@ static void set_udp_ports(struct parser *p, const char *v)
 }
 
 enum {
-	AUTH_INBOUNDS = 1u << INBOUND_SOCKS5 | 1u << INBOUND_HTTP,
-	SOCKS5_ONLY = 1u << INBOUND_SOCKS5,
+	AUTH_INBOUNDS = 1u << INBOUND_SOCKS5 | 1u << INBOUND_HTTP | 1u << INBOUND_MIXED,
+	SOCKS5_ONLY = 1u << INBOUND_SOCKS5 | 1u << INBOUND_MIXED, /* the keys of its SOCKS5 side */
 	FORWARD_ONLY = 1u << INBOUND_FORWARD,
 	DIRECT_ONLY = 1u << OUTBOUND_DIRECT,
 	PROXY_OUTBOUNDS = 1u << OUTBOUND_SOCKS5 | 1u << OUTBOUND_HTTP,

@@ -59,5 +59,6 @@ const struct inbound_ops *inbound_ops(enum inbound_type type);
 
 extern const struct inbound_ops inbound_socks5_ops;
 extern const struct inbound_ops inbound_http_ops;
+extern const struct inbound_ops inbound_mixed_ops;
 
 #endif

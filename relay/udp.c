@@ -235,8 +235,9 @@ int udp_assoc_open(struct conn *c, const struct sockaddr_storage *peer,
 		return -ENOMEM;
 	}
 	a->relay_v6 = local->ss_family == AF_INET6;
-	memcpy(&a->client, peer, peer->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6)
-	                                                     : sizeof(struct sockaddr_in));
+	memcpy(&a->client, peer,
+	       peer->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+	                                   : sizeof(struct sockaddr_in));
 	unmap(&a->client);
 	if (declares_port(declared, &a->client)) {
 		set_port(&a->client, htons(declared->port));
@@ -306,7 +307,7 @@ static int out_socket(struct udp_assoc *a, const struct outbound *ob, int family
 
 /* Send a payload to addr (t's address, or its name's) through ob, if the egress policy says yes. */
 void udp_send_to(struct udp_assoc *a, const struct outbound *ob, const struct proto_target *t,
-                    const struct sockaddr_storage *addr, const uint8_t *d, size_t n)
+                 const struct sockaddr_storage *addr, const uint8_t *d, size_t n)
 {
 	struct worker *w = a->w;
 	const struct inbound *in = &w->cfg->inbounds[a->inbound];
@@ -471,7 +472,8 @@ static void complete(struct loop *l, struct loop_obj *o, unsigned op,
 	}
 	if (op == UDP_OP_CTL) {
 		if (!ctl_readable(a))
-			udp_assoc_close(a); /* the client closed (or reset) its control connection */
+			udp_assoc_close(
+			        a); /* the client closed (or reset) its control connection */
 		else if (!a->obj.closed)
 			udp_arm(a, UDP_OP_CTL, a->ctl_fd, POLLIN | POLLRDHUP);
 		return;

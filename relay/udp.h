@@ -66,7 +66,8 @@ enum { UDP_TCP_IN_MAX = 3 + SOCKS5_ADDR_MAX + 65535, UDP_TCP_OUT_MAX = UDP_TCP_I
 
 /* A stream's frames in, and the rest of one a short write left. */
 struct udp_frame_in {
-	uint8_t *buf; /* UDP_TCP_IN_MAX octets while part of a frame waits for the rest, else NULL */
+	uint8_t *
+	        buf; /* UDP_TCP_IN_MAX octets while part of a frame waits for the rest, else NULL */
 	size_t len;
 };
 struct udp_frame_out {
@@ -97,15 +98,15 @@ struct udp_assoc {
 	int ctl_fd;
 	uint32_t src_slot;
 	bool counted;
-	int fd;                       /* the relay socket the client sends to */
-	bool relay_v6;                /* it is AF_INET6 (dual-stack for an IPv4 client) */
-	int out_fd[2];                /* direct: an IPv4 and an IPv6 socket, -1 until needed */
-	uint64_t ops[UDP_OP_END];     /* tags of the polls in flight (0: none) */
+	int fd;                   /* the relay socket the client sends to */
+	bool relay_v6;            /* it is AF_INET6 (dual-stack for an IPv4 client) */
+	int out_fd[2];            /* direct: an IPv4 and an IPv6 socket, -1 until needed */
+	uint64_t ops[UDP_OP_END]; /* tags of the polls in flight (0: none) */
 	/* The client: its TCP peer's address, and the port once declared or first seen. */
 	union udp_addr client;
 	bool port_known;
 	struct loop_timer timer; /* udp-timeout */
-	struct udp_names *nm; /* names sent to, on first use (udp_names.c) */
+	struct udp_names *nm;    /* names sent to, on first use (udp_names.c) */
 	/*
 	 * UDP-in-TCP (hev-socks5's FWD UDP): the client's datagrams are frames
 	 * on its TCP connection (tcp_fd, which is ctl_fd; fd is -1). tcp_in
@@ -198,15 +199,16 @@ typedef bool udp_frame_fn(void *ctx, const struct proto_target *t, const uint8_t
 bool udp_frames_parse(struct worker *w, struct udp_frame_in *in, const uint8_t *d, size_t n,
                       udp_frame_fn *fn, void *ctx);
 /* Read what fd holds and parse it. false: close the stream (EOF, error, bad frame, fn said stop). */
-bool udp_frames_read(struct worker *w, int fd, struct udp_frame_in *in, udp_frame_fn *fn, void *ctx);
+bool udp_frames_read(struct worker *w, int fd, struct udp_frame_in *in, udp_frame_fn *fn,
+                     void *ctx);
 /*
  * Write one frame whole, or nothing: 1 sent; 0 dropped (nothing went, it
  * could not be framed, or the last is still going); 2 part went, the rest
  * is kept in o: poll fd for POLLOUT, then udp_frame_flush(); -1 the stream
  * failed; -2 no memory for the rest.
  */
-int udp_frame_write(struct udp_frame_out *o, int fd, const uint8_t *hdr, size_t hl, const uint8_t *d,
-                    size_t n);
+int udp_frame_write(struct udp_frame_out *o, int fd, const uint8_t *hdr, size_t hl,
+                    const uint8_t *d, size_t n);
 /* More of the kept rest: 1 done, 2 some is left (poll again), -1 the stream failed. */
 int udp_frame_flush(struct udp_frame_out *o, int fd);
 

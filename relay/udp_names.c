@@ -107,7 +107,7 @@ void udp_resolved(struct worker *w, struct loop_obj *o, int err,
 
 /* A datagram to a name: sent at once when the name is known, else queued for its lookup. */
 void udp_up_name(struct udp_assoc *a, const struct outbound *ob, const struct proto_target *t,
-                    const uint8_t *d, size_t n)
+                 const uint8_t *d, size_t n)
 {
 	struct worker *w = a->w;
 	struct udp_queued *e;

@@ -36,7 +36,8 @@ static bool parse(struct worker *w, const uint8_t *b, size_t len, size_t *used, 
 			break;
 		if (e != SOCKS5_UDP_OK) {
 			w->stats.udp_malformed++;
-			log_debug_rl("udp-in-tcp: bad frame (%s): closing", socks5_udp_error_name(e));
+			log_debug_rl("udp-in-tcp: bad frame (%s): closing",
+			             socks5_udp_error_name(e));
 			return false;
 		}
 		if (!fn(ctx, &t, b + off + hl, dl))
@@ -108,8 +109,8 @@ bool udp_frames_read(struct worker *w, int fd, struct udp_frame_in *in, udp_fram
 	return true;
 }
 
-int udp_frame_write(struct udp_frame_out *o, int fd, const uint8_t *hdr, size_t hl, const uint8_t *d,
-                    size_t n)
+int udp_frame_write(struct udp_frame_out *o, int fd, const uint8_t *hdr, size_t hl,
+                    const uint8_t *d, size_t n)
 {
 	struct iovec iov[2] = {{.iov_base = (void *)hdr, .iov_len = hl},
 	                       {.iov_base = (void *)d, .iov_len = n}};

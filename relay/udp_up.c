@@ -51,11 +51,11 @@ struct udp_up {
 	struct worker *w;
 	struct udp_assoc *a; /* the owner: it closes its legs before it goes */
 	const struct outbound *ob;
-	bool fwd;            /* udp = tcp: FWD UDP frames on tcp_fd */
+	bool fwd; /* udp = tcp: FWD UDP frames on tcp_fd */
 	enum up_state state;
 	int tcp_fd, udp_fd;
 	uint64_t ops[UP_OP_END];
-	struct loop_timer timer; /* until UP_READY */
+	struct loop_timer timer;   /* until UP_READY */
 	struct proto_target first; /* the first datagram's target: what egress is asked about */
 	struct sockaddr_storage server;
 	struct socks5_client sc;
@@ -292,8 +292,8 @@ static void connect_to(struct udp_up *u, const struct sockaddr_storage *addr)
 	/* What we will send from is not known yet: 0.0.0.0:0, as RFC 1928 allows. */
 	zero.addr.ss_family = AF_INET;
 	if (socks5_client_init(&u->sc, &zero, u->ob->username, u->ob->password) < 0 ||
-	    socks5_client_command(&u->sc, u->fwd ? SOCKS5_CMD_FWD_UDP
-	                                         : SOCKS5_CMD_UDP_ASSOCIATE) < 0) {
+	    socks5_client_command(&u->sc, u->fwd ? SOCKS5_CMD_FWD_UDP : SOCKS5_CMD_UDP_ASSOCIATE) <
+	            0) {
 		fail(u, "bad credentials");
 		return;
 	}

@@ -21,7 +21,7 @@ static void check_inbound(const struct config *c, size_t i)
 	CHECK(valid_name(in->name));
 	CHECK(in->line >= 1);
 	CHECK(in->type == INBOUND_SOCKS5 || in->type == INBOUND_HTTP ||
-	      in->type == INBOUND_FORWARD);
+	      in->type == INBOUND_FORWARD || in->type == INBOUND_MIXED);
 	/* every inbound has somewhere to listen, port 0 refused */
 	if (in->listen.ss_family == AF_INET) {
 		CHECK(in->listen_len == sizeof(struct sockaddr_in));

@@ -163,7 +163,8 @@ int main(int argc, char **argv)
 	unsigned flows = 1, size = 1400;
 	double rate = 0, seconds = 5;
 	struct tk_endpoint proxy;
-	struct sockaddr_in sink = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct sockaddr_in sink = {.sin_family = AF_INET,
+	                           .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	socklen_t sl = sizeof(sink);
 	static uint8_t dg[BATCH][HDR + MAX_SIZE];
 	struct mmsghdr mm[BATCH];
@@ -177,15 +178,28 @@ int main(int argc, char **argv)
 
 	while ((c = getopt(argc, argv, "p:f:s:r:d:u:h")) != -1) {
 		switch (c) {
-		case 'p': proxy_s = optarg; break;
-		case 'f': flows = (unsigned)atoi(optarg); break;
-		case 's': size = (unsigned)atoi(optarg); break;
-		case 'r': rate = atof(optarg); break;
-		case 'd': seconds = atof(optarg); break;
-		case 'u': creds = optarg; break;
+		case 'p':
+			proxy_s = optarg;
+			break;
+		case 'f':
+			flows = (unsigned)atoi(optarg);
+			break;
+		case 's':
+			size = (unsigned)atoi(optarg);
+			break;
+		case 'r':
+			rate = atof(optarg);
+			break;
+		case 'd':
+			seconds = atof(optarg);
+			break;
+		case 'u':
+			creds = optarg;
+			break;
 		default:
-			fprintf(stderr, "usage: udpgen -p PROXY-HOST:PORT [-f FLOWS] [-s SIZE] [-r RATE] "
-			                "[-d SECONDS] [-u USER:PASS]\n");
+			fprintf(stderr,
+			        "usage: udpgen -p PROXY-HOST:PORT [-f FLOWS] [-s SIZE] [-r RATE] "
+			        "[-d SECONDS] [-u USER:PASS]\n");
 			return c == 'h' ? 0 : 2;
 		}
 	}
