@@ -15,6 +15,7 @@
 #include "build_config.h"
 #include "config.h"
 #include "crypto_info.h"
+#include "access_log.h"
 #include "inbound.h"
 #include "log.h"
 #include "sockaddr.h"
@@ -52,7 +53,9 @@ static const char usage_text[] =
         "                     [main] drain-timeout, then close them and exit 0.\n"
         "  SIGHUP             re-read every inbound's users file; open connections are\n"
         "                     untouched; on error the previous users stay in force.\n"
-        "  SIGUSR1            print the counters of every [wireguard] interface.\n"
+        "                     Reopens the access-log file by its name.\n"
+        "  SIGUSR1            print the counters of every [wireguard] interface, and\n"
+        "                     reopen the access-log file (for log rotation).\n"
         "\n"
         "Exit status: 0 after a clean stop, 1 on a runtime error (cannot listen,\n"
         "io_uring unavailable), 2 on a usage or configuration error.\n"
@@ -330,6 +333,9 @@ static int serve(struct running *r, sigset_t *sigs)
 		int sig = sigwaitinfo(sigs, &si);
 		if (sig < 0)
 			continue;
+		if (sig == SIGHUP || sig == SIGUSR1)
+			for (int i = 0; srv->alog_fd >= 0 && i < srv->n_workers; i++)
+				worker_post(&srv->workers[i], WORKER_MSG_REOPEN_LOG);
 		if (sig == SIGHUP) {
 			reload_users(srv, &r->reload, &r->pd);
 			continue;
@@ -498,8 +504,21 @@ int main(int argc, char **argv)
 		return EXIT_RUNTIME;
 	}
 	warn_open_inbounds(cfg);
+	srv.alog_fd = -1;
+	if (cfg->access_log) {
+		/* Before the privilege drop: a root-owned log directory stays writable to us. */
+		srv.alog_fd = alog_open(cfg->access_log);
+		if (srv.alog_fd < 0) {
+			log_error("access-log: cannot open %s: %s", cfg->access_log,
+			          strerror(-srv.alog_fd));
+			config_free(cfg);
+			return EXIT_RUNTIME;
+		}
+	}
 	if (start(&run) == 0)
 		rc = serve(&run, &sigs);
+	if (srv.alog_fd >= 0)
+		close(srv.alog_fd);
 	/* Every worker thread has been joined (serve, or start_workers on failure). */
 	wg_hosted_stop(run.wg);
 	if (cfg->n_inbounds && srv.workers)

@@ -100,6 +100,23 @@ static bool ipv4_numeric(const char *host, void *a)
 	return true;
 }
 
+const char *proto_connect_result_name(enum proto_connect_result r)
+{
+	static const char *const names[] = {
+	        [CONNECT_OK] = "ok",
+	        [CONNECT_GENERAL_FAILURE] = "failed",
+	        [CONNECT_NOT_ALLOWED] = "blocked",
+	        [CONNECT_NET_UNREACHABLE] = "net-unreachable",
+	        [CONNECT_HOST_UNREACHABLE] = "host-unreachable",
+	        [CONNECT_REFUSED] = "refused",
+	        [CONNECT_TIMEOUT] = "timeout",
+	        [CONNECT_CMD_UNSUPPORTED] = "cmd-unsupported",
+	        [CONNECT_ATYP_UNSUPPORTED] = "atyp-unsupported",
+	};
+
+	return (unsigned)r < sizeof(names) / sizeof(names[0]) && names[r] ? names[r] : "failed";
+}
+
 bool proto_target_ip_literal(struct proto_target *t)
 {
 	char inner[PROTO_HOST_MAX + 1];

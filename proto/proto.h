@@ -66,6 +66,8 @@ enum proto_connect_result {
 	CONNECT_ATYP_UNSUPPORTED,
 };
 
+/* A short name for logs: "ok", "failed", "blocked", "net-unreachable", ... */
+const char *proto_connect_result_name(enum proto_connect_result r);
 /* Map a connect(2)/getaddrinfo-style negative errno to a connect result. */
 enum proto_connect_result proto_connect_result_from_errno(int neg_errno);
 

@@ -601,5 +601,6 @@ void config_free(struct config *c)
 		free(c->rules[i].domain);
 	free(c->rules);
 	free(c->file);
+	free(c->access_log);
 	free(c);
 }

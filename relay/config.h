@@ -121,6 +121,7 @@ struct config {
 	unsigned udp_timeout_ms;     /* a UDP association without a datagram this long ends */
 	unsigned udp_max_sessions;   /* UDP associations per worker; past it the idlest goes */
 	unsigned udp_buffer;         /* SO_RCVBUF of their UDP sockets (0: the kernel's default) */
+	char *access_log;            /* a path, "stderr", or NULL (off) */
 	unsigned drain_timeout_ms;   /* graceful stop deadline */
 	unsigned pipe_size;          /* bytes per pipe (F_SETPIPE_SZ) */
 	unsigned max_pipes;          /* idle pipes each worker's pool keeps (0 = 64) */

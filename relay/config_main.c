@@ -155,6 +155,22 @@ static void set_udp_buffer(struct parser *p, const char *v)
 		p->c->udp_buffer = n;
 }
 
+/* access-log = FILE | stderr | off: a line per finished connection (access_log.c). */
+static void set_access_log(struct parser *p, const char *v)
+{
+	free(p->c->access_log);
+	p->c->access_log = NULL;
+	if (strcmp(v, "off") == 0)
+		return;
+	if (!*v) {
+		kerr(p, "expected a file, stderr or off");
+		return;
+	}
+	p->c->access_log = strcmp(v, "stderr") == 0 ? strdup(v) : config_path(p, v);
+	if (!p->c->access_log)
+		kerr(p, "out of memory");
+}
+
 static void set_max_pipes(struct parser *p, const char *v)
 {
 	config_get_uint(p, v, 0, MAX_PIPES_MAX, &p->c->max_pipes);
@@ -364,5 +380,6 @@ const struct key config_main_keys[] = {
         {"udp-timeout", set_udp_timeout, false, 0},
         {"udp-max-sessions", set_udp_max_sessions, false, 0},
         {"udp-buffer", set_udp_buffer, false, 0},
+        {"access-log", set_access_log, false, 0},
         {NULL, NULL, false, 0},
 };

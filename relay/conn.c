@@ -16,6 +16,7 @@
 #include "log.h"
 #include "route.h"
 #include "udp.h"
+#include "access_log.h"
 
 /*
  * Handshake I/O is readiness-driven like the relay: a one-shot poll SQE, then
@@ -129,6 +130,7 @@ void conn_fail(struct conn *c, enum proto_connect_result r)
 	size_t len;
 	const uint8_t *reply = hs->in->reply(hs->in_st, r, NULL, &len);
 
+	alog_result(c, proto_connect_result_name(r));
 	if (r == CONNECT_NOT_ALLOWED)
 		conn_worker(c)->stats.blocked++;
 	else
@@ -237,9 +239,12 @@ static bool check_user(struct conn *c)
 	}
 	c->hs->in->creds(c->hs->in_st, &user, &pass);
 	ok = u && users_check(u, user, pass);
-	if (ok)
+	if (ok) {
+		alog_user(c, user);
 		return true;
+	}
 	w->stats.auth_failed++;
+	alog_result(c, "auth-failed");
 	n = auth_guard_failed(w->srv->guard, &peer, now_s, &log);
 	/* Once per source and minute: what fail2ban and the like read. */
 	if (log)
@@ -345,12 +350,14 @@ static void hs_feed(struct conn *c)
 		case PROTO_AUTH: /* handled above */
 		case PROTO_FAIL:
 			w->stats.hs_bad++;
+			alog_result(c, "bad-request");
 			log_debug_rl("inbound %s: handshake rejected", conn_inbound(c)->name);
 			if (reply_len)
 				send_all(c->leg[LEG_IN].fd, reply, reply_len);
 			close_after_reply(c);
 			return;
 		case PROTO_REQUEST:
+			alog_target(c, hs->in->target(hs->in_st));
 			if (hs->in->udp && hs->in->udp(hs->in_st) != INBOUND_UDP_NONE)
 				start_udp(c, hs->in->udp(hs->in_st));
 			else
@@ -439,6 +446,8 @@ void conn_connected(struct conn *c)
 	size_t glen;
 	const uint8_t *greeting = hs->out->greeting(hs->out_st, &glen);
 
+	alog_remote(c, c->leg[LEG_OUT].fd);
+
 	if (glen) {
 		c->state = CONN_OUT_HANDSHAKE;
 		loop_timer_arm(&w->loop, &w->hs_tq, &c->timer);
@@ -521,6 +530,7 @@ void conn_accept(struct worker *w, unsigned inbound, int fd, uint32_t src_slot)
 	c->leg[LEG_OUT] = (struct leg){.fd = -1, .spliceable = false};
 	for (int i = 0; i < CONN_ATTEMPTS; i++)
 		c->att_fd[i] = -1;
+	alog_begin(c);
 	pump_dir_init(&c->dir[0]);
 	pump_dir_init(&c->dir[1]);
 	loop_timer_init(&c->timer);
@@ -556,6 +566,7 @@ void conn_hs_timeout(struct loop *l, struct loop_timer *t)
 
 	(void)l;
 	conn_worker(c)->stats.hs_timeouts++;
+	alog_result(c, "handshake-timeout");
 	if (c->state == CONN_OUT_HANDSHAKE)
 		conn_fail(c, CONNECT_TIMEOUT);
 	else
@@ -568,6 +579,7 @@ void conn_idle_timeout(struct loop *l, struct loop_timer *t)
 
 	(void)l;
 	conn_worker(c)->stats.idle_timeouts++;
+	alog_result(c, "idle-timeout");
 	conn_close(c, false);
 }
 
@@ -610,6 +622,7 @@ static void release(struct loop *l, struct loop_obj *o)
 	struct worker *w = conn_worker(c);
 
 	(void)l;
+	alog_end(c);
 	for (int leg = 0; leg < 2; leg++) {
 		if (c->leg[leg].fd < 0)
 			continue;

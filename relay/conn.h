@@ -63,6 +63,7 @@ struct conn {
 	int att_fd[CONN_ATTEMPTS]; /* connect attempts' sockets (-1: none), until their CQE */
 	uint8_t tx[CONN_TX_MAX];   /* the reply in flight while ops[OPS_TX] is set */
 	bool handed_over;          /* a UDP association took the client's connection (udp.c) */
+	struct conn_log *log;      /* its access-log line while the log is on (access_log.c) */
 };
 
 extern const struct loop_module conn_module;

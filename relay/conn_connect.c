@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "conn_internal.h"
+#include "access_log.h"
 #include "egress.h"
 #include "log.h"
 #include "sockaddr.h"
@@ -244,6 +245,7 @@ void conn_resolve_timeout(struct loop *l, struct loop_timer *t)
 	if (c->state != CONN_RESOLVING)
 		return;
 	conn_worker(c)->stats.resolve_timeouts++;
+	alog_result(c, "resolve-timeout");
 	/* As when the resolver itself gives up: the host is unreachable (REP 04, HTTP 502). */
 	conn_resolved(conn_worker(c), &c->obj, -EHOSTUNREACH, NULL, 0);
 }

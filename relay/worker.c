@@ -2,6 +2,7 @@
 /* A worker: one thread running one loop, its inbox, the drain, and its own descriptor table. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,6 +90,8 @@ static void inbox_complete(struct loop *l, struct loop_obj *o, unsigned op,
 		atomic_fetch_add(&w->srv->reload_acks, 1);
 	if (msgs & WORKER_MSG_STOP)
 		start_drain(w);
+	if (msgs & WORKER_MSG_REOPEN_LOG)
+		alog_reopen(w);
 	arm_event(w);
 }
 
@@ -136,6 +139,14 @@ int worker_init(struct worker *w, int id, struct server *srv)
 	w->srv = srv;
 	w->cfg = cfg;
 	w->event_fd = -1;
+	w->alog.fd = -1;
+	if (srv->alog_fd >= 0) {
+		/* Its own descriptor: a reopen swaps it without touching another worker's. */
+		w->alog.fd = fcntl(srv->alog_fd, F_DUPFD_CLOEXEC, 3);
+		if (w->alog.fd < 0)
+			return -errno;
+		w->alog.path = strcmp(cfg->access_log, "stderr") ? cfg->access_log : NULL;
+	}
 	ret = loop_setup(&w->loop, RING_ENTRIES);
 	if (ret < 0)
 		return ret;
@@ -219,7 +230,7 @@ static int cmp_int(const void *a, const void *b)
  */
 static void private_fd_table(struct worker *w)
 {
-	int keep[CONFIG_MAX_INBOUNDS + 4];
+	int keep[CONFIG_MAX_INBOUNDS + 5];
 	size_t n = 0;
 
 	if (unshare(CLONE_FILES) < 0) {
@@ -235,6 +246,8 @@ static void private_fd_table(struct worker *w)
 	for (size_t i = 0; i < w->cfg->n_inbounds; i++)
 		if (w->listeners[i])
 			keep[n++] = w->listeners[i]->fd;
+	if (w->alog.fd >= 0)
+		keep[n++] = w->alog.fd;
 	qsort(keep, n, sizeof(keep[0]), cmp_int);
 	close_all_but(STDERR_FILENO + 1, keep, n);
 }
@@ -289,10 +302,13 @@ static void run(struct worker *w)
 		}
 		if (dns < next)
 			next = dns;
+		if (w->alog.len) /* access-log lines wait: at most a second */
+			next = alog_due_ms(w) < next ? alog_due_ms(w) : next;
 		if (next < wait_ms)
 			wait_ms = next + 1;
 		ret = loop_turn(l, wait_ms);
 		udp_reap(w);
+		alog_tick(w, 0);
 		if (ret < 0 && ret != -ETIME && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY) {
 			log_error("worker %d: io_uring wait: %s", w->id, strerror(-ret));
 			start_drain(w);
@@ -343,6 +359,7 @@ static void *worker_main(void *arg)
 			listener_arm(w->listeners[i]);
 	arm_event(w);
 	run(w);
+	alog_tick(w, 1);           /* the last lines */
 	resolver_destroy(&w->res); /* after an error; a drain has done it already */
 	pipe_pool_destroy(&w->pipes);
 	buf_pool_destroy(&w->bufs);
@@ -382,6 +399,15 @@ void worker_destroy(struct worker *w)
 	w->udp_buf = NULL;
 	free(w->udp_tcp_buf);
 	w->udp_tcp_buf = NULL;
+	/*
+	 * A private table took the worker's access-log descriptor along (main's
+	 * copy went in worker_release_listeners()); otherwise it is in this table.
+	 */
+	if (w->alog.fd >= 0 && (!atomic_load(&w->started) || !w->private_table))
+		close(w->alog.fd);
+	w->alog.fd = -1;
+	free(w->alog.buf);
+	w->alog.buf = NULL;
 }
 
 /*
@@ -399,6 +425,9 @@ void worker_release_listeners(struct worker *w)
 	for (size_t j = 0; j < w->cfg->n_inbounds; j++)
 		if (w->listeners[j])
 			close(w->listeners[j]->fd);
+	/* Main's copy of the worker's access-log descriptor (no reopen can have run yet). */
+	if (w->alog.fd >= 0)
+		close(w->alog.fd);
 }
 
 /* The counters in struct worker_stats, then the egress refusals by reason (EGRESS_OK skipped). */

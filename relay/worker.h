@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "access.h"
+#include "access_log.h"
 #include "config.h"
 #include "egress.h"
 #include "loop.h"
@@ -75,9 +76,14 @@ struct server {
 	struct auth_guard *guard;        /* failed logins per source, every worker's */
 	struct source_limit *per_source; /* open connections per source, every worker's */
 	struct stats_group stats;        /* "relay": every worker's counters summed */
+	int alog_fd; /* access-log, opened by main (-1: off); each worker dups it */
 };
 
-enum worker_msg { WORKER_MSG_STOP = 1u << 0, WORKER_MSG_RELOAD = 1u << 1 };
+enum worker_msg {
+	WORKER_MSG_STOP = 1u << 0,
+	WORKER_MSG_RELOAD = 1u << 1,
+	WORKER_MSG_REOPEN_LOG = 1u << 2, /* SIGHUP, SIGUSR1: the access log by its name again */
+};
 
 struct worker {
 	int id;
@@ -108,6 +114,7 @@ struct worker {
 	uint8_t *udp_buf;            /* recvmmsg scratch for the UDP associations, on first use */
 	uint8_t *udp_tcp_buf;        /* UDP-in-TCP streams read into this, on first use */
 	struct udp_tx udp_tx;        /* datagrams waiting for one sendmmsg */
+	struct alog alog;            /* access-log lines waiting for their write */
 	unsigned n_udp;              /* UDP associations open */
 	struct pipe_pool pipes;
 	struct buf_pool bufs;

@@ -422,6 +422,19 @@ static void test_udp_keys(void)
 	c = load_ok("[main]\nudp-buffer = 0\n" IN);
 	T_ASSERT(c && c->udp_buffer == 0);
 	config_free(c);
+	/* access-log: off by default; stderr; a path (relative to the file's directory). */
+	c = load_ok(IN);
+	T_ASSERT(c && c->access_log == NULL);
+	config_free(c);
+	c = load_ok("[main]\naccess-log = stderr\n" IN);
+	T_ASSERT(c && c->access_log && strcmp(c->access_log, "stderr") == 0);
+	config_free(c);
+	c = load_ok("[main]\naccess-log = /var/log/spliced/access.log\n" IN);
+	T_ASSERT(c && c->access_log && strcmp(c->access_log, "/var/log/spliced/access.log") == 0);
+	config_free(c);
+	c = load_ok("[main]\naccess-log = off\n" IN);
+	T_ASSERT(c && c->access_log == NULL);
+	config_free(c);
 	/* A socks5 upstream carries UDP by UDP ASSOCIATE unless it says tcp (FWD UDP) or off. */
 	c = load_ok("[outbound a]\ntype = socks5\nserver = 127.0.0.1:1\n"
 	            "[outbound t]\ntype = socks5\nserver = 127.0.0.1:1\nudp = tcp\n"
@@ -1574,6 +1587,7 @@ static void test_example_and_readme(void)
 	        "udp-timeout",
 	        "udp-max-sessions",
 	        "udp-buffer",
+	        "access-log",
 	        "bind-address",
 	        "bind-interface",
 	        "fwmark",
