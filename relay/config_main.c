@@ -124,7 +124,9 @@ static void set_drain_timeout(struct parser *p, const char *v)
 	config_get_duration(p, v, 0, DAY_MS, "0..24h", &p->c->drain_timeout_ms);
 }
 
-static void set_pipe_size(struct parser *p, const char *v)
+/* A size (bytes, k, m) in lo..hi, or 0 when zero_ok; `range` says so in the message. */
+static void get_size(struct parser *p, const char *v, unsigned lo, unsigned hi, bool zero_ok,
+                     const char *range, unsigned *out)
 {
 	char q[QUOTE_BYTES];
 	unsigned n;
@@ -133,26 +135,21 @@ static void set_pipe_size(struct parser *p, const char *v)
 	if (rc == -EINVAL)
 		kerr(p, "\"%s\" is not a size (bytes, or a number with a k or m suffix)",
 		     config_quote(q, v));
-	else if (rc < 0 || n < PIPE_SIZE_MIN || n > PIPE_SIZE_MAX)
-		kerr(p, "\"%s\" is out of range (4k..1m)", config_quote(q, v));
+	else if (rc < 0 || (n < lo && !(zero_ok && n == 0)) || n > hi)
+		kerr(p, "\"%s\" is out of range (%s)", config_quote(q, v), range);
 	else
-		p->c->pipe_size = n;
+		*out = n;
+}
+
+static void set_pipe_size(struct parser *p, const char *v)
+{
+	get_size(p, v, PIPE_SIZE_MIN, PIPE_SIZE_MAX, false, "4k..1m", &p->c->pipe_size);
 }
 
 /* udp-buffer = SIZE: SO_RCVBUF of a UDP association's sockets (the kernel caps it at rmem_max). */
 static void set_udp_buffer(struct parser *p, const char *v)
 {
-	char q[QUOTE_BYTES];
-	unsigned n;
-	int rc = config_parse_size(v, &n);
-
-	if (rc == -EINVAL)
-		kerr(p, "\"%s\" is not a size (bytes, or a number with a k or m suffix)",
-		     config_quote(q, v));
-	else if (rc < 0 || (n && n < 4096) || n > 64u << 20)
-		kerr(p, "\"%s\" is out of range (0, or 4k..64m)", config_quote(q, v));
-	else
-		p->c->udp_buffer = n;
+	get_size(p, v, 4096, 64u << 20, true, "0, or 4k..64m", &p->c->udp_buffer);
 }
 
 /* access-log = FILE | stderr | off: a line per finished connection (access_log.c). */

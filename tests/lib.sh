@@ -396,6 +396,13 @@ while True:
 	return 1
 }
 
+# www_blob BYTES: www=$T_TMP/www holding blob (BYTES random octets), served on 127.0.0.1 by
+# an http.server (http_server H: H_PORT, H_PID).
+www_blob() {
+	www=$T_TMP/www
+	mkdir -p "$www" && head -c "$1" /dev/urandom >"$www/blob" && http_server H "$www" 127.0.0.1
+}
+
 # curl_cmp NAME WANT-FILE URL [CURL ARGS...]: pass if curl fetches URL and the body equals
 # WANT-FILE byte for byte; else fail with curl's error or the size it got.
 curl_cmp() {

@@ -10,10 +10,7 @@ need_spliced
 need curl python3 head
 UA=$T_TOP/tests/tools/udpassoc.py
 
-www=$T_TMP/www
-mkdir -p "$www"
-head -c 3000000 /dev/urandom >"$www/blob"
-http_server H "$www" 127.0.0.1 || { fail setup "http server"; finish; }
+www_blob 3000000 || { fail setup "http server"; finish; }
 EP=$(free_port)
 udp_echo "" 127.0.0.1 "$EP" || { fail setup/echo; finish; }
 

@@ -252,9 +252,12 @@ static void test_source_limit_ipv6_slash64(void)
 }
 
 /*
- * As many sources as max-connections, each at its limit: every one is
- * counted (the table has room for twice as many), and giving them all back
- * leaves the table empty.
+ * As many sources as max-connections, each at its limit: all but a rare
+ * few are counted (the table has room for twice as many; a source whose
+ * whole window is taken is let in uncounted, by design: about one in a
+ * million here, so a run sees one about 3% of the time), each counted one
+ * is refused a second connection, and giving them all back leaves the
+ * table empty.
  */
 static void test_source_limit_full(void)
 {
@@ -272,12 +275,14 @@ static void test_source_limit_full(void)
 		T_ASSERT(take(&l, a, 0, &slot[i], &log));
 		uncounted += slot[i] == SOURCE_UNCOUNTED;
 	}
-	T_EQ_INT(uncounted, 0);
+	T_ASSERT(uncounted <= N / 5000); /* at most 4 of 20,000 */
 	for (int i = 0; i < N; i++) {
 		snprintf(a, sizeof(a), "10.%d.%d.%d", i >> 16, (i >> 8) & 255, i & 255);
-		T_ASSERT(!take(&l, a, 0, &(uint32_t){0}, &log));
+		if (slot[i] != SOURCE_UNCOUNTED)
+			T_ASSERT(!take(&l, a, 0, &(uint32_t){0}, &log));
 		source_limit_put(&l, slot[i]);
 	}
+	uncounted = 0;
 	for (uint32_t i = 0; i < l.group_slots * SOURCE_LIMIT_LOCKS; i++)
 		if (l.slots[i].family)
 			uncounted++;
