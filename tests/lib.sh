@@ -396,6 +396,17 @@ while True:
 	return 1
 }
 
+# expect_counters PREFIX LOG NAME=VALUE...: spliced's last "stats: relay:" line in LOG has
+# each NAME=VALUE; one PASS/FAIL per pair, named PREFIX/NAME=VALUE.
+expect_counters() {
+	local prefix=$1 stats want
+	stats=$(grep -o 'stats: relay: .*' "$2" | tail -n 1)
+	shift 2
+	for want in "$@"; do
+		if grep -q "$want " <<<"$stats "; then pass "$prefix/$want"; else fail "$prefix/$want" "$stats"; fi
+	done
+}
+
 # www_blob BYTES: www=$T_TMP/www holding blob (BYTES random octets), served on 127.0.0.1 by
 # an http.server (http_server H: H_PORT, H_PID).
 www_blob() {

@@ -111,16 +111,11 @@ expect_eq a/sigterm-exit "$?" 0 "exit status"
 stop_spliced "$B_PID"
 expect_eq b/sigterm-exit "$?" 0 "exit status"
 stop_spliced "$S_PID"
-a_stats=$(grep -o 'stats: relay: .*' "$A_LOG" | tail -n 1)
-b_stats=$(grep -o 'stats: relay: .*' "$B_LOG" | tail -n 1)
 # A: 4 working associations + 3 failing + 1 ended = 8, each with one upstream leg; 4 failed.
 # 2 x (9 + 5) datagrams each way, and 1 for the ended one; B saw 4 of them (2 udp, 2 tcp).
-for want in udp_assocs=8 udp_upstreams=8 udp_upstream_failed=4 udp_up=29 udp_down=29; do
-	if grep -q "$want " <<<"$a_stats "; then pass "a-counts/$want"; else fail "a-counts/$want" "$a_stats"; fi
-done
-for want in udp_assocs=4 udp_up=28 udp_down=28; do
-	if grep -q "$want " <<<"$b_stats "; then pass "b-counts/$want"; else fail "b-counts/$want" "$b_stats"; fi
-done
+expect_counters a-counts "$A_LOG" udp_assocs=8 udp_upstreams=8 udp_upstream_failed=4 udp_up=29 \
+	udp_down=29
+expect_counters b-counts "$B_LOG" udp_assocs=4 udp_up=28 udp_down=28
 # The log says why (rate-limited per cause: the first of each).
 for w in "refused|upstream up-refused: handshake failed \(error [0-9]+, REP 7\)" \
 	"dead|upstream up-dead: Connection refused" "ended|upstream up-short: the upstream closed its association"; do
