@@ -58,6 +58,9 @@ struct inbound {
 	bool udp;
 	struct sockaddr_storage udp_advertise;
 	uint16_t udp_port_lo, udp_port_hi;
+	/* TCP options of accepted sockets: keepalive (keepalive_set: else [main]'s), TCP_USER_TIMEOUT */
+	bool keepalive_set;
+	unsigned keepalive_ms, user_timeout_ms;
 	int line; /* where the section starts, for messages */
 };
 
@@ -82,6 +85,9 @@ struct outbound {
 	char *password;
 	/* socks5: how UDP goes to the upstream (udp = udp | tcp | off) */
 	enum outbound_udp udp_mode;
+	/* TCP options of its connections: keepalive (keepalive_set: else [main]'s), TCP_USER_TIMEOUT */
+	bool keepalive_set;
+	unsigned keepalive_ms, user_timeout_ms;
 	int line;
 };
 

@@ -223,6 +223,33 @@ static void set_udp_ports(struct parser *p, const char *v)
 		in->udp_port_lo = r.port_lo, in->udp_port_hi = r.port_hi;
 }
 
+enum { DAY_MS = 24 * 3600 * 1000 };
+
+/*
+ * keepalive = DURATION (0: off; else at least 1s, the kernel's unit) and
+ * user-timeout = DURATION (TCP_USER_TIMEOUT; 0: the kernel's default), for an
+ * inbound's accepted sockets or an outbound's connections.
+ */
+static void get_keepalive(struct parser *p, const char *v, bool *set, unsigned *ms)
+{
+	char q[QUOTE_BYTES];
+
+	config_get_duration(p, v, 0, DAY_MS, "0, or 1s..24h", ms);
+	if (*ms && *ms < 1000)
+		kerr(p, "\"%s\" is below 1s, the kernel's unit for keepalive", config_quote(q, v));
+	*set = true;
+}
+
+static void set_in_keepalive(struct parser *p, const char *v)
+{
+	get_keepalive(p, v, &cur_in(p)->keepalive_set, &cur_in(p)->keepalive_ms);
+}
+
+static void set_in_user_timeout(struct parser *p, const char *v)
+{
+	config_get_duration(p, v, 0, DAY_MS, "0..24h", &cur_in(p)->user_timeout_ms);
+}
+
 enum {
 	AUTH_INBOUNDS = 1u << INBOUND_SOCKS5 | 1u << INBOUND_HTTP | 1u << INBOUND_MIXED,
 	SOCKS5_ONLY = 1u << INBOUND_SOCKS5 | 1u << INBOUND_MIXED, /* the keys of its SOCKS5 side */
@@ -246,6 +273,8 @@ const struct key config_inbound_keys[] = {
         [IN_UDP] = {"udp", set_udp, false, SOCKS5_ONLY},
         {"udp-advertise", set_udp_advertise, false, SOCKS5_ONLY},
         {"udp-ports", set_udp_ports, false, SOCKS5_ONLY},
+        {"keepalive", set_in_keepalive, false, 0},
+        {"user-timeout", set_in_user_timeout, false, 0},
         {NULL, NULL, false, 0},
 };
 
@@ -338,6 +367,16 @@ static void set_password(struct parser *p, const char *v)
 		kerr(p, "out of memory");
 }
 
+static void set_out_keepalive(struct parser *p, const char *v)
+{
+	get_keepalive(p, v, &cur_out(p)->keepalive_set, &cur_out(p)->keepalive_ms);
+}
+
+static void set_out_user_timeout(struct parser *p, const char *v)
+{
+	config_get_duration(p, v, 0, DAY_MS, "0..24h", &cur_out(p)->user_timeout_ms);
+}
+
 /* udp = udp | tcp | off: how a socks5 upstream carries UDP. */
 static void set_out_udp(struct parser *p, const char *v)
 {
@@ -375,6 +414,8 @@ const struct key config_outbound_keys[] = {
         [OUT_USERNAME] = {"username", set_username, false, PROXY_OUTBOUNDS},
         [OUT_PASSWORD] = {"password", set_password, false, PROXY_OUTBOUNDS},
         {"udp", set_out_udp, false, SOCKS5_OUT},
+        {"keepalive", set_out_keepalive, false, CONNECTING_OUTBOUNDS},
+        {"user-timeout", set_out_user_timeout, false, CONNECTING_OUTBOUNDS},
         {NULL, NULL, false, 0},
 };
 

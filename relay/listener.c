@@ -78,8 +78,11 @@ int listener_open(struct worker *w, unsigned i, struct listener **out)
 	 * connection. Why the relay wants it: see outbound_socket().
 	 */
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	if (w->cfg->keepalive_ms)
-		tcp_keepalive(fd, w->cfg->keepalive_ms / 1000);
+	/* Accepted sockets inherit these too: the inbound's own keepalive over [main]'s. */
+	if (in->keepalive_set ? in->keepalive_ms : w->cfg->keepalive_ms)
+		tcp_keepalive(fd,
+		              (in->keepalive_set ? in->keepalive_ms : w->cfg->keepalive_ms) / 1000);
+	tcp_user_timeout(fd, in->user_timeout_ms);
 	/* "[::]" must not swallow IPv4: a separate 0.0.0.0 inbound can coexist. */
 	if (in->listen.ss_family == AF_INET6)
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));

@@ -59,6 +59,12 @@ const struct outbound_ops *outbound_ops(enum outbound_type type)
 	return table[type];
 }
 
+void tcp_user_timeout(int fd, unsigned ms)
+{
+	if (ms)
+		setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof(ms));
+}
+
 void tcp_keepalive(int fd, unsigned secs)
 {
 	int on = 1, idle = (int)secs, intvl = secs / 3 ? (int)(secs / 3) : 1, cnt = 3;
@@ -105,8 +111,11 @@ int outbound_socket(const struct outbound *ob, int family, unsigned keepalive_s)
 	 */
 	static const int one = 1;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (ob->keepalive_set)
+		keepalive_s = ob->keepalive_ms / 1000; /* the outbound's own, over [main]'s */
 	if (keepalive_s)
 		tcp_keepalive(fd, keepalive_s);
+	tcp_user_timeout(fd, ob->user_timeout_ms);
 	/* Port 0 at connect time: let the kernel pick the port with the 4-tuple known. */
 	if (ob->bind_addr.ss_family != AF_UNSPEC)
 		setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof(one));

@@ -51,7 +51,8 @@ extern const struct outbound_ops outbound_http_ops;
 
 /*
  * A non-blocking TCP socket of `family` for ob, with TCP_NODELAY, keepalive
- * (when keepalive_s) and the outbound's source address, interface and
+ * (ob's own when it sets one, else keepalive_s; 0: none), ob's
+ * TCP_USER_TIMEOUT, and the outbound's source address, interface and
  * fwmark. fd or -errno (-EAFNOSUPPORT when bind-address is of the other
  * family).
  */
@@ -69,5 +70,7 @@ int outbound_udp_socket(const struct outbound *ob, int family);
  * sockets inherit it.
  */
 void tcp_keepalive(int fd, unsigned secs);
+/* TCP_USER_TIMEOUT: data unacknowledged this long ends the connection (0: leave the kernel's). */
+void tcp_user_timeout(int fd, unsigned ms);
 
 #endif

@@ -309,6 +309,44 @@ listen = 127.0.0.1:$KP"; then
 	else
 		fail keepalive-start "spliced did not start"
 	fi
+	# Per inbound and per outbound: keepalive and user-timeout (TCP_USER_TIMEOUT) over [main]'s.
+	K2=$(free_port) K3=$(free_port)
+	if start_spliced "[main]
+keepalive = 45s
+[inbound k2]
+type = socks5
+listen = 127.0.0.1:$K2
+keepalive = 30s
+user-timeout = 20s
+outbound = o
+[inbound k3]
+type = socks5
+listen = 127.0.0.1:$K3
+keepalive = 0
+[outbound o]
+type = direct
+keepalive = 50s
+user-timeout = 10s"; then
+		holder k2 -s 127.0.0.1:"$K2" -t 127.0.0.1:"$EP" -w 5000
+		hask k2 "open 2"
+		holder k3 -s 127.0.0.1:"$K3" -t 127.0.0.1:"$EP" -w 5000
+		hask k3 "open 1"
+		r=$("$SOCKOPTS" "$SPLICED_PID" each 2>&1)
+		if [ $? -eq 3 ]; then
+			skip tcp-options-per-leg "no per-thread pidfds: $r"
+		else
+			# client legs of k2: 30 s, 20 s; of k3: off; outbound legs: o's 50 s, 10 s (k2), [main]'s 45 s (k3)
+			got=$(awk -v k2="$K2" -v k3="$K3" -v ep="$EP" '$1 == "sock" {
+				leg = $2 == k2 ? "k2-in" : $2 == k3 ? "k3-in" : $3 == ep ? "out" : "other"
+				print leg, $5, $7 }' <<<"$r" | sort | uniq -c | awk '{ printf "%s:%s/%s/%s ", $1, $2, $3, $4 }')
+			expect_eq tcp-options-per-leg "$got" "2:k2-in/30/20000 1:k3-in/0/0 1:out/45/0 2:out/50/10000 " "legs"
+		fi
+		hquit k2
+		hquit k3
+		stop_spliced
+	else
+		fail tcp-options-start "spliced did not start"
+	fi
 	SPLICED_PID=$MAIN_SPLICED_PID SPLICED_LOG=$MAIN_SPLICED_LOG
 else
 	fail nodelay-setup "echo server did not start: $(cat "$T_TMP/echo.err")"

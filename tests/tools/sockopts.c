@@ -2,7 +2,7 @@
 /* sockopts: reports the TCP options another process set on its sockets (read through pidfd_getfd). */
 
 /*
- * Usage: sockopts PID
+ * Usage: sockopts PID [each]
  * Walks /proc/PID/task/TID/fd of every thread (spliced's workers have their
  * own descriptor tables), takes a copy of each TCP socket with
  * pidfd_getfd(2) on a per-thread pidfd (PIDFD_THREAD, Linux 6.9+) and
@@ -11,6 +11,9 @@
  *   established_keepalive EK keepidle I
  * (I: the TCP_KEEPIDLE seconds the keepalive sockets share, -1 when they
  * differ, 0 when none has keepalive.)
+ * With `each`, first one line per established TCP socket:
+ *   sock LOCAL-PORT PEER-PORT keepidle I user_timeout U
+ * (I: TCP_KEEPIDLE seconds, 0 without SO_KEEPALIVE; U: TCP_USER_TIMEOUT ms).
  * Each socket is counted once (by inode). Needs root (or ptrace rights on
  * PID). Exit 0, 1 when the process cannot be read, 2 on usage errors, 3 when
  * the kernel has no per-thread pidfds (before 6.9).
@@ -40,6 +43,12 @@ static unsigned long seen[MAX_SOCKS];
 static unsigned n_seen;
 static unsigned listen_n, listen_nodelay, est_n, est_nodelay, est_keepalive;
 static int keepidle; /* 0: none seen yet, -1: they differ */
+static bool each;
+
+static int port_of(const struct sockaddr_storage *ss)
+{
+	return ntohs(((const struct sockaddr_in *)ss)->sin_port); /* sin6_port: same offset */
+}
 
 static bool already_seen(unsigned long ino)
 {
@@ -76,12 +85,24 @@ static void inspect(int fd)
 	est_n++;
 	est_nodelay += nodelay != 0;
 	len = sizeof(v);
+	int idle = 0;
 	if (getsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &v, &len) == 0 && v) {
-		int idle = 0;
 		len = sizeof(idle);
 		getsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, &len);
 		est_keepalive++;
 		keepidle = keepidle == 0 || keepidle == idle ? idle : -1;
+	}
+	if (each) {
+		struct sockaddr_storage me, peer;
+		socklen_t ml = sizeof(me), pl = sizeof(peer);
+		unsigned ut = 0;
+
+		len = sizeof(ut);
+		getsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ut, &len);
+		if (getsockname(fd, (struct sockaddr *)&me, &ml) == 0 &&
+		    getpeername(fd, (struct sockaddr *)&peer, &pl) == 0)
+			printf("sock %d %d keepidle %d user_timeout %u\n", port_of(&me),
+			       port_of(&peer), idle, ut);
 	}
 }
 
@@ -135,8 +156,9 @@ int main(int argc, char **argv)
 	struct dirent *de;
 	int pid;
 
-	if (argc != 2 || (pid = atoi(argv[1])) <= 0) {
-		fprintf(stderr, "usage: sockopts PID\n");
+	each = argc == 3 && strcmp(argv[2], "each") == 0;
+	if ((argc != 2 && !each) || (pid = atoi(argv[1])) <= 0) {
+		fprintf(stderr, "usage: sockopts PID [each]\n");
 		return 2;
 	}
 	snprintf(path, sizeof(path), "/proc/%d/task", pid);

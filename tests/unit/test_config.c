@@ -422,6 +422,19 @@ static void test_udp_keys(void)
 	c = load_ok("[main]\nudp-buffer = 0\n" IN);
 	T_ASSERT(c && c->udp_buffer == 0);
 	config_free(c);
+	/* keepalive and user-timeout per inbound and per outbound; unset: [main]'s keepalive. */
+	c = load_ok(
+	        "[inbound k]\ntype = socks5\nlisten = 127.0.0.1:1\nkeepalive = 0\nuser-timeout = 20s\n"
+	        "[outbound o]\ntype = socks5\nserver = 127.0.0.1:2\nkeepalive = 1m\n" IN);
+	T_ASSERT(c != NULL);
+	if (c) {
+		T_ASSERT(c->inbounds[0].keepalive_set && c->inbounds[0].keepalive_ms == 0);
+		T_EQ_INT(c->inbounds[0].user_timeout_ms, 20000);
+		T_ASSERT(!c->inbounds[1].keepalive_set && c->inbounds[1].user_timeout_ms == 0);
+		T_ASSERT(c->outbounds[0].keepalive_set && c->outbounds[0].keepalive_ms == 60000);
+		T_EQ_INT(c->outbounds[0].user_timeout_ms, 0);
+	}
+	config_free(c);
 	/* access-log: off by default; stderr; a path (relative to the file's directory). */
 	c = load_ok(IN);
 	T_ASSERT(c && c->access_log == NULL);
@@ -624,6 +637,10 @@ static void test_errors(void)
 	         "t.ini:4: [outbound u] udp: \"yes\" is not one of udp, tcp, off\n"},
 	        {"[outbound h]\ntype = http\nserver = 127.0.0.1:1\nudp = tcp\n" IN,
 	         "t.ini:4: [outbound h] udp: not valid with type = http\n"},
+	        {IN "keepalive = 500ms\n",
+	         "t.ini:4: [inbound s] keepalive: \"500ms\" is below 1s, the kernel's unit for keepalive\n"},
+	        {"[outbound b]\ntype = block\nuser-timeout = 5s\n" IN,
+	         "t.ini:3: [outbound b] user-timeout: not valid with type = block\n"},
 	        {"[main]\nudp-buffer = 1k\n" IN,
 	         "t.ini:2: [main] udp-buffer: \"1k\" is out of range (0, or 4k..64m)\n"},
 	        {"[main]\nudp-buffer = lots\n" IN,
@@ -1588,6 +1605,7 @@ static void test_example_and_readme(void)
 	        "udp-max-sessions",
 	        "udp-buffer",
 	        "access-log",
+	        "user-timeout",
 	        "bind-address",
 	        "bind-interface",
 	        "fwmark",
