@@ -74,9 +74,10 @@ struct outbound {
 	char name[CONFIG_NAME_MAX + 1];
 	enum outbound_type type;
 	/* every outbound that connects: the socket's source, interface and mark */
-	struct sockaddr_storage bind_addr; /* ss_family == AF_UNSPEC when unset */
-	char bind_interface[16];           /* IFNAMSIZ; empty when unset */
-	uint32_t fwmark;                   /* 0 = unset */
+	struct sockaddr_storage bind_addr;    /* ss_family == AF_UNSPEC when unset */
+	struct sockaddr_storage bind4, bind6; /* bind-address-v4 / -v6 (AF_UNSPEC: unset) */
+	char bind_interface[16];              /* IFNAMSIZ; empty when unset */
+	uint32_t fwmark;                      /* 0 = unset */
 	bool deny_private; /* refuse loopback, private, link-local and host addresses (egress.c) */
 	/* socks5 and http upstreams */
 	char *server_host;
@@ -90,6 +91,21 @@ struct outbound {
 	unsigned keepalive_ms, user_timeout_ms;
 	int line;
 };
+
+/*
+ * The source address a connection of `family` takes through ob: bind-address
+ * when it is of that family, else bind-address-v4 / -v6, else none (NULL).
+ */
+static inline const struct sockaddr_storage *outbound_source(const struct outbound *ob, int family)
+{
+	if (ob->bind_addr.ss_family == family)
+		return &ob->bind_addr;
+	if (family == AF_INET && ob->bind4.ss_family == AF_INET)
+		return &ob->bind4;
+	if (family == AF_INET6 && ob->bind6.ss_family == AF_INET6)
+		return &ob->bind6;
+	return NULL;
+}
 
 enum rule_kind { RULE_CIDR = 1, RULE_PORT, RULE_DOMAIN };
 

@@ -295,10 +295,39 @@ static void set_out_type(struct parser *p, const char *v)
 
 static void set_bind_address(struct parser *p, const char *v)
 {
+	struct outbound *o = cur_out(p);
 	char q[QUOTE_BYTES];
 
-	if (config_parse_ip(v, &cur_out(p)->bind_addr) < 0)
+	if (o->bind4.ss_family != AF_UNSPEC || o->bind6.ss_family != AF_UNSPEC)
+		kerr(p, "cannot be used with bind-address-v4 or -v6 (one or the other)");
+	else if (config_parse_ip(v, &o->bind_addr) < 0)
 		kerr(p, "\"%s\" is not an IPv4 or IPv6 address", config_quote(q, v));
+}
+
+/* bind-address-v4 / -v6: a source for each family; a family without one is not bound. */
+static void set_bind_family(struct parser *p, const char *v, int family)
+{
+	struct outbound *o = cur_out(p);
+	struct sockaddr_storage *ss = family == AF_INET ? &o->bind4 : &o->bind6;
+	char q[QUOTE_BYTES];
+
+	if (o->bind_addr.ss_family != AF_UNSPEC)
+		kerr(p, "cannot be used with bind-address (one or the other)");
+	else if (config_parse_ip(v, ss) < 0 || ss->ss_family != family) {
+		ss->ss_family = AF_UNSPEC;
+		kerr(p, "\"%s\" is not an %s address", config_quote(q, v),
+		     family == AF_INET ? "IPv4" : "IPv6");
+	}
+}
+
+static void set_bind_address4(struct parser *p, const char *v)
+{
+	set_bind_family(p, v, AF_INET);
+}
+
+static void set_bind_address6(struct parser *p, const char *v)
+{
+	set_bind_family(p, v, AF_INET6);
 }
 
 static void set_bind_interface(struct parser *p, const char *v)
@@ -414,6 +443,8 @@ const struct key config_outbound_keys[] = {
         [OUT_USERNAME] = {"username", set_username, false, PROXY_OUTBOUNDS},
         [OUT_PASSWORD] = {"password", set_password, false, PROXY_OUTBOUNDS},
         {"udp", set_out_udp, false, SOCKS5_OUT},
+        {"bind-address-v4", set_bind_address4, false, CONNECTING_OUTBOUNDS},
+        {"bind-address-v6", set_bind_address6, false, CONNECTING_OUTBOUNDS},
         {"keepalive", set_out_keepalive, false, CONNECTING_OUTBOUNDS},
         {"user-timeout", set_out_user_timeout, false, CONNECTING_OUTBOUNDS},
         {NULL, NULL, false, 0},

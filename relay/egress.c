@@ -125,13 +125,17 @@ static void effective(const struct sockaddr_storage *a, const struct outbound *o
 		memcpy(&e4->sin_addr, v4, 4);
 	}
 	if (e->ss_family == AF_INET && e4->sin_addr.s_addr == htonl(INADDR_ANY)) {
-		if (ob->bind_addr.ss_family == AF_INET)
-			e4->sin_addr = ((const struct sockaddr_in *)&ob->bind_addr)->sin_addr;
+		const struct sockaddr_storage *src = outbound_source(ob, AF_INET);
+
+		if (src)
+			e4->sin_addr = ((const struct sockaddr_in *)src)->sin_addr;
 		else
 			e4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	} else if (e->ss_family == AF_INET6 && IN6_IS_ADDR_UNSPECIFIED(&e6->sin6_addr)) {
-		if (ob->bind_addr.ss_family == AF_INET6)
-			e6->sin6_addr = ((const struct sockaddr_in6 *)&ob->bind_addr)->sin6_addr;
+		const struct sockaddr_storage *src = outbound_source(ob, AF_INET6);
+
+		if (src)
+			e6->sin6_addr = ((const struct sockaddr_in6 *)src)->sin6_addr;
 		else
 			e6->sin6_addr = in6addr_loopback;
 	}

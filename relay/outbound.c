@@ -83,10 +83,12 @@ static int apply_source(int fd, const struct outbound *ob, int family)
 	if (ob->bind_interface[0] && setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, ob->bind_interface,
 	                                        (socklen_t)strlen(ob->bind_interface)) < 0)
 		return -errno;
-	if (ob->bind_addr.ss_family != AF_UNSPEC) {
+	const struct sockaddr_storage *src = outbound_source(ob, family);
+
+	if (src) {
 		socklen_t len = family == AF_INET ? sizeof(struct sockaddr_in)
 		                                  : sizeof(struct sockaddr_in6);
-		if (bind(fd, (const struct sockaddr *)&ob->bind_addr, len) < 0)
+		if (bind(fd, (const struct sockaddr *)src, len) < 0)
 			return -errno;
 	}
 	return 0;
@@ -117,7 +119,7 @@ int outbound_socket(const struct outbound *ob, int family, unsigned keepalive_s)
 		tcp_keepalive(fd, keepalive_s);
 	tcp_user_timeout(fd, ob->user_timeout_ms);
 	/* Port 0 at connect time: let the kernel pick the port with the 4-tuple known. */
-	if (ob->bind_addr.ss_family != AF_UNSPEC)
+	if (outbound_source(ob, family))
 		setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof(one));
 	ret = apply_source(fd, ob, family);
 	if (ret < 0) {
