@@ -36,6 +36,7 @@ enum config_defaults {
 	DEF_IDLE_MS = 5 * 60 * 1000,
 	DEF_UDP_MS = 60 * 1000,
 	DEF_UDP_SESSIONS = 4096,
+	DEF_UDP_DNS_MS = 30 * 1000,
 	DEF_UDP_BUFFER = 512 * 1024,
 	DEF_DRAIN_MS = 5000,
 	DEF_PIPE_SIZE = 1048576,
@@ -468,6 +469,7 @@ static struct config *config_new(const char *file)
 	c->idle_timeout_ms = DEF_IDLE_MS;
 	c->udp_timeout_ms = DEF_UDP_MS;
 	c->udp_max_sessions = DEF_UDP_SESSIONS;
+	c->udp_dns_timeout_ms = DEF_UDP_DNS_MS;
 	c->udp_buffer = DEF_UDP_BUFFER;
 	c->drain_timeout_ms = DEF_DRAIN_MS;
 	c->pipe_size = DEF_PIPE_SIZE;

@@ -141,6 +141,7 @@ struct config {
 	unsigned connect_timeout_ms;
 	unsigned idle_timeout_ms;    /* 0 = none */
 	unsigned udp_timeout_ms;     /* a UDP association without a datagram this long ends */
+	unsigned udp_dns_timeout_ms; /* the same for one whose datagrams all went to port 53 */
 	unsigned udp_max_sessions;   /* UDP associations per worker; past it the idlest goes */
 	unsigned udp_buffer;         /* SO_RCVBUF of their UDP sockets (0: the kernel's default) */
 	char *access_log;            /* a path, "stderr", or NULL (off) */

@@ -114,6 +114,11 @@ static void set_udp_timeout(struct parser *p, const char *v)
 	config_get_duration(p, v, 1000, DAY_MS, "1s..24h", &p->c->udp_timeout_ms);
 }
 
+static void set_udp_dns_timeout(struct parser *p, const char *v)
+{
+	config_get_duration(p, v, 1000, DAY_MS, "1s..24h", &p->c->udp_dns_timeout_ms);
+}
+
 static void set_udp_max_sessions(struct parser *p, const char *v)
 {
 	config_get_uint(p, v, 1, MAX_CONNECTIONS_MAX, &p->c->udp_max_sessions);
@@ -377,6 +382,7 @@ const struct key config_main_keys[] = {
         {"udp-timeout", set_udp_timeout, false, 0},
         {"udp-max-sessions", set_udp_max_sessions, false, 0},
         {"udp-buffer", set_udp_buffer, false, 0},
+        {"udp-dns-timeout", set_udp_dns_timeout, false, 0},
         {"access-log", set_access_log, false, 0},
         {NULL, NULL, false, 0},
 };

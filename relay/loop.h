@@ -129,7 +129,7 @@ struct loop_tq {
 	void (*fire)(struct loop *l, struct loop_timer *t); /* t is already off the queue */
 };
 
-enum { LOOP_MAX_TQ = 8 };
+enum { LOOP_MAX_TQ = 12 };
 
 struct loop {
 	struct io_uring ring;

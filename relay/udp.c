@@ -173,19 +173,56 @@ static int relay_socket(const struct sockaddr_storage *local, uint16_t lo, uint1
 
 /* An association object for connection c, its relay socket fd (-1: UDP-in-TCP). */
 /*
- * At udp-max-sessions, the association idle longest goes: the head of the
- * udp-timeout queue, whose order is that of the last datagram (to within
- * the second loop_timer_touch() allows).
+ * At udp-max-sessions, the association idle longest goes: the older of the
+ * heads of the udp-timeout and udp-dns-timeout queues, each in the order of
+ * the last datagram (to within the second loop_timer_touch() allows).
  */
+static struct udp_assoc *idlest_of(struct loop_tq *q, uint64_t *last)
+{
+	struct udp_assoc *a;
+
+	if (list_empty(&q->head))
+		return NULL;
+	a = list_entry(q->head.next, struct udp_assoc, timer.node);
+	*last = a->timer.due_ms - q->dur_ms; /* its last datagram */
+	return a;
+}
+
 static void evict_idlest(struct worker *w)
 {
-	struct udp_assoc *old;
+	uint64_t l1 = 0, l2 = 0;
+	struct udp_assoc *a1, *a2, *old;
 
-	if (w->n_udp < w->cfg->udp_max_sessions || list_empty(&w->udp_tq.head))
+	if (w->n_udp < w->cfg->udp_max_sessions)
 		return;
-	old = list_entry(w->udp_tq.head.next, struct udp_assoc, timer.node);
+	a1 = idlest_of(&w->udp_tq, &l1);
+	a2 = idlest_of(&w->udp_dns_tq, &l2);
+	old = !a2 || (a1 && l1 <= l2) ? a1 : a2;
+	if (!old)
+		return;
 	w->stats.udp_evicted++;
 	udp_assoc_close(old);
+}
+
+void udp_touch(struct udp_assoc *a)
+{
+	struct worker *w = a->w;
+
+	loop_timer_touch(&w->loop, a->dns == 1 ? &w->udp_dns_tq : &w->udp_tq, &a->timer);
+}
+
+/* The first datagram to port 53 puts the association on udp-dns-timeout; any other takes it off. */
+static void note_port(struct udp_assoc *a, uint16_t port)
+{
+	struct worker *w = a->w;
+	uint8_t was = a->dns;
+
+	if (port == 53 && !a->dns)
+		a->dns = 1;
+	else if (port != 53)
+		a->dns = 2;
+	if (a->dns != was)
+		loop_timer_arm(&w->loop, a->dns == 1 ? &w->udp_dns_tq : &w->udp_tq, &a->timer);
 }
 
 static struct udp_assoc *assoc_new(struct conn *c, int fd)
@@ -332,6 +369,7 @@ void udp_send_up(struct udp_assoc *a, const struct proto_target *t, const uint8_
 	const struct config *cfg = w->cfg;
 	const struct outbound *ob = &cfg->outbounds[route_pick(cfg, &cfg->inbounds[a->inbound], t)];
 
+	note_port(a, t->port);
 	if (ob->type == OUTBOUND_BLOCK) {
 		w->stats.udp_blocked++;
 		return;
@@ -430,7 +468,7 @@ static void drain(struct udp_assoc *a, int fd, bool from_relay)
 		n = recvmmsg(fd, mm, UDP_BATCH, MSG_DONTWAIT, NULL);
 		if (n <= 0)
 			return;
-		loop_timer_touch(&a->w->loop, &a->w->udp_tq, &a->timer);
+		udp_touch(a);
 		for (int i = 0; i < n; i++) {
 			uint8_t *d = iov[i].iov_base;
 			size_t len = mm[i].msg_len;

@@ -105,8 +105,13 @@ struct udp_assoc {
 	/* The client: its TCP peer's address, and the port once declared or first seen. */
 	union udp_addr client;
 	bool port_known;
-	struct loop_timer timer; /* udp-timeout */
-	struct udp_names *nm;    /* names sent to, on first use (udp_names.c) */
+	/*
+	 * udp-timeout, or udp-dns-timeout while every datagram so far went to
+	 * port 53 (dns: 0 none yet, 1 only DNS, 2 something else too).
+	 */
+	uint8_t dns;
+	struct loop_timer timer;
+	struct udp_names *nm; /* names sent to, on first use (udp_names.c) */
 	/*
 	 * UDP-in-TCP (hev-socks5's FWD UDP): the client's datagrams are frames
 	 * on its TCP connection (tcp_fd, which is ctl_fd; fd is -1). tcp_in
@@ -171,6 +176,8 @@ bool udp_tcp_early(struct udp_assoc *a, const uint8_t *d, size_t n);
 /* Close the association and its control connection (no-op if it is closed already). */
 void udp_assoc_close(struct udp_assoc *a);
 void udp_timeout(struct loop *l, struct loop_timer *t);
+/* A datagram either way: the association's idle deadline moves (its queue: udp_tq or udp_dns_tq). */
+void udp_touch(struct udp_assoc *a);
 /*
  * Close a at the end of the loop's turn (udp_reap()), for a failure found
  * deep in a call whose callers still use the association or its connection.

@@ -180,7 +180,7 @@ bool udp_tcp_readable(struct udp_assoc *a)
 	bool ok = udp_frames_read(a->w, a->tcp_fd, &a->tcp_in, frame_up, a);
 
 	if (!a->obj.closed)
-		loop_timer_touch(&a->w->loop, &a->w->udp_tq, &a->timer);
+		udp_touch(a);
 	return ok;
 }
 

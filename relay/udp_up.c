@@ -442,7 +442,7 @@ static void relay_in(struct udp_up *u)
 		n = recvmmsg(u->udp_fd, mm, UDP_BATCH, MSG_DONTWAIT, NULL);
 		if (n <= 0)
 			return;
-		loop_timer_touch(&w->loop, &w->udp_tq, &u->a->timer);
+		udp_touch(u->a);
 		for (int i = 0; i < n && !u->obj.closed; i++) {
 			struct proto_target t;
 			size_t hl = 0;
@@ -482,7 +482,7 @@ static void control_in(struct udp_up *u)
 			return;
 		}
 		if (!u->obj.closed)
-			loop_timer_touch(&u->w->loop, &u->w->udp_tq, &u->a->timer);
+			udp_touch(u->a);
 	} else {
 		n = recv(u->tcp_fd, junk, sizeof(junk), MSG_DONTWAIT);
 		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {

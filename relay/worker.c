@@ -163,6 +163,11 @@ int worker_init(struct worker *w, int id, struct server *srv)
 	loop_tq_init(&w->loop, &w->linger_tq, CONN_LINGER_MS, conn_linger_timeout);
 	loop_tq_init(&w->loop, &w->flush_tq, CONN_FLUSH_MS, conn_linger_timeout);
 	loop_tq_init(&w->loop, &w->udp_tq, cfg->udp_timeout_ms, udp_timeout);
+	/* A DNS-only association ends sooner, never later than any other. */
+	loop_tq_init(&w->loop, &w->udp_dns_tq,
+	             cfg->udp_dns_timeout_ms < cfg->udp_timeout_ms ? cfg->udp_dns_timeout_ms
+	                                                           : cfg->udp_timeout_ms,
+	             udp_timeout);
 	loop_tq_init(&w->loop, &w->udp_up_tq, cfg->connect_timeout_ms + cfg->handshake_timeout_ms,
 	             udp_up_timeout);
 	list_init(&w->udp_doomed);

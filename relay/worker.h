@@ -102,14 +102,16 @@ struct worker {
 	struct listener *listeners[CONFIG_MAX_INBOUNDS]; /* NULL once released */
 	unsigned n_conns;
 	struct resolver res;
-	struct loop_tq hs_tq;        /* handshake-timeout */
-	struct loop_tq resolve_tq;   /* resolve-timeout */
-	struct loop_tq stagger_tq;   /* the next connect attempt (RFC 8305) */
-	struct loop_tq idle_tq;      /* idle-timeout */
-	struct loop_tq linger_tq;    /* the other direction's last bytes after an error */
-	struct loop_tq flush_tq;     /* then: is everything acknowledged before the reset? */
-	struct loop_tq udp_tq;       /* udp-timeout */
-	struct loop_tq udp_up_tq;    /* an upstream leg's connect and handshake */
+	struct loop_tq hs_tq;      /* handshake-timeout */
+	struct loop_tq resolve_tq; /* resolve-timeout */
+	struct loop_tq stagger_tq; /* the next connect attempt (RFC 8305) */
+	struct loop_tq idle_tq;    /* idle-timeout */
+	struct loop_tq linger_tq;  /* the other direction's last bytes after an error */
+	struct loop_tq flush_tq;   /* then: is everything acknowledged before the reset? */
+	struct loop_tq udp_tq;     /* udp-timeout */
+	struct loop_tq
+	        udp_dns_tq;       /* udp-dns-timeout: associations that only ever sent to port 53 */
+	struct loop_tq udp_up_tq; /* an upstream leg's connect and handshake */
 	struct list_node udp_doomed; /* associations to close at the end of the turn */
 	uint8_t *udp_buf;            /* recvmmsg scratch for the UDP associations, on first use */
 	uint8_t *udp_tcp_buf;        /* UDP-in-TCP streams read into this, on first use */

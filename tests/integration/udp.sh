@@ -41,6 +41,7 @@ start_spliced "
 [main]
 log-level = debug
 udp-timeout = 5s
+udp-dns-timeout = 1s
 
 [inbound udp]
 type = socks5
@@ -222,6 +223,15 @@ case "$o" in
 eof\ [56].*) pass "lifetime/udp-timeout-closes-connection"; echo "# idle association: $o s" ;;
 *) fail "lifetime/udp-timeout-closes-connection" "$o" ;;
 esac
+
+# udp-dns-timeout (1 s here): an association whose datagrams all went to port 53 ends sooner;
+# one that sent anywhere else as well keeps udp-timeout.
+dns=$(printf '000000017f0000010035%s' 41)
+other=$(printf '000000017f000001%04x41' "$EP")
+o=$(timeout 30 python3 "$UA" 127.0.0.1 "$P_UDP" raw "$dns" tcp-eof 3 2>&1)
+expect_lines lifetime/dns-only-ends-sooner "$o" "raw sent" "tcp-eof"
+o=$(timeout 30 python3 "$UA" 127.0.0.1 "$P_UDP" raw "$dns" raw "$other" tcp-eof 2.5 2>&1)
+expect_lines lifetime/not-only-dns-keeps-udp-timeout "$o" "raw sent" "tcp-open"
 
 # udp-max-sessions (2 here, one worker): a third association ends the one idle longest, and
 # its TCP connection with it.

@@ -415,6 +415,7 @@ static void test_udp_keys(void)
 	c = load_ok(IN);
 	T_ASSERT(c && c->udp_timeout_ms == 60000);
 	T_ASSERT(c && c->udp_buffer == 512 * 1024);
+	T_ASSERT(c && c->udp_dns_timeout_ms == 30000);
 	config_free(c);
 	c = load_ok("[main]\nudp-buffer = 2m\n" IN);
 	T_ASSERT(c && c->udp_buffer == 2 * 1024 * 1024);
@@ -1611,6 +1612,7 @@ static void test_example_and_readme(void)
 	        "udp-timeout",
 	        "udp-max-sessions",
 	        "udp-buffer",
+	        "udp-dns-timeout",
 	        "access-log",
 	        "user-timeout",
 	        "bind-address-v4",
