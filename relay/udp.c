@@ -133,21 +133,24 @@ static bool from_client(struct udp_assoc *a, const struct sockaddr_storage *src)
  * (v2ray) put the destination there instead; a DST with another address is
  * not about the client, and the port is learned from its first datagram.
  */
+bool udp_addr_unspecified(const void *sa)
+{
+	const struct sockaddr_in6 *s6 = sa;
+
+	if (s6->sin6_family == AF_INET)
+		return ((const struct sockaddr_in *)sa)->sin_addr.s_addr == 0;
+	return s6->sin6_family == AF_INET6 && IN6_IS_ADDR_UNSPECIFIED(&s6->sin6_addr);
+}
+
 static bool declares_port(const struct proto_target *declared, const union udp_addr *client)
 {
 	struct sockaddr_storage d;
-	static const uint8_t zero[16];
 
 	if (declared->kind != TARGET_IP || !declared->port)
 		return false;
 	d = declared->addr;
 	unmap(&d);
-	if (d.ss_family == AF_INET && ((const struct sockaddr_in *)&d)->sin_addr.s_addr == 0)
-		return true;
-	if (d.ss_family == AF_INET6 &&
-	    !memcmp(&((const struct sockaddr_in6 *)&d)->sin6_addr, zero, 16))
-		return true;
-	return same_ip(&d, client);
+	return udp_addr_unspecified(&d) || same_ip(&d, client);
 }
 
 /* The relay socket on local's address: a port of lo..hi (from a random start), or any. */
@@ -389,23 +392,29 @@ void udp_send_up(struct udp_assoc *a, const struct proto_target *t, const uint8_
 }
 
 /* One datagram on the relay socket: parse the RFC 1928 header, then as any other. */
-static void up(struct udp_assoc *a, const uint8_t *d, size_t n)
+bool udp_parse(struct worker *w, const uint8_t *d, size_t n, struct proto_target *t, size_t *hl)
 {
-	struct worker *w = a->w;
-	struct proto_target t;
-	size_t hl = 0;
-	enum socks5_udp_error e = socks5_udp_parse(d, n, &t, &hl);
+	enum socks5_udp_error e = socks5_udp_parse(d, n, t, hl);
 
 	if (e == SOCKS5_UDP_FRAG) {
 		w->stats.udp_frag++;
-		return;
+		return false;
 	}
 	if (e != SOCKS5_UDP_OK) {
 		w->stats.udp_malformed++;
 		log_debug_rl("udp: datagram dropped: %s header", socks5_udp_error_name(e));
-		return;
+		return false;
 	}
-	udp_send_up(a, &t, d + hl, n - hl);
+	return true;
+}
+
+static void up(struct udp_assoc *a, const uint8_t *d, size_t n)
+{
+	struct proto_target t;
+	size_t hl = 0;
+
+	if (udp_parse(a->w, d, n, &t, &hl))
+		udp_send_up(a, &t, d + hl, n - hl);
 }
 
 void udp_deliver(struct udp_assoc *a, const uint8_t *d, size_t n, const struct sockaddr *sa,
@@ -447,33 +456,39 @@ void udp_deliver(struct udp_assoc *a, const uint8_t *d, size_t n, const struct s
  * Drain what fd holds, UDP_BATCH datagrams per recvmmsg(2), at most four
  * rounds before the poll is armed again (the other sockets get their turn).
  */
+int udp_recv_batch(struct worker *w, int fd, struct udp_rx *rx)
+{
+	uint8_t *buf = udp_scratch(w);
+
+	if (!buf)
+		return -1;
+	for (int i = 0; i < UDP_BATCH; i++) {
+		rx->iov[i] =
+		        (struct iovec){.iov_base = buf + (size_t)i * UDP_SLOT, .iov_len = UDP_SLOT};
+		rx->mm[i].msg_hdr = (struct msghdr){.msg_name = &rx->src[i],
+		                                    .msg_namelen = sizeof(rx->src[i]),
+		                                    .msg_iov = &rx->iov[i],
+		                                    .msg_iovlen = 1};
+	}
+	return recvmmsg(fd, rx->mm, UDP_BATCH, MSG_DONTWAIT, NULL);
+}
+
 static void drain(struct udp_assoc *a, int fd, bool from_relay)
 {
-	uint8_t *buf = udp_scratch(a->w);
-	struct mmsghdr mm[UDP_BATCH];
-	struct iovec iov[UDP_BATCH];
-	struct sockaddr_storage src[UDP_BATCH];
+	struct udp_rx rx;
+	const struct sockaddr_storage *src = rx.src;
 
 	for (int round = 0; round < 4; round++) {
-		int n;
+		int n = udp_recv_batch(a->w, fd, &rx);
 
-		for (int i = 0; i < UDP_BATCH; i++) {
-			iov[i] = (struct iovec){.iov_base = buf + (size_t)i * UDP_SLOT,
-			                        .iov_len = UDP_SLOT};
-			mm[i].msg_hdr = (struct msghdr){.msg_name = &src[i],
-			                                .msg_namelen = sizeof(src[i]),
-			                                .msg_iov = &iov[i],
-			                                .msg_iovlen = 1};
-		}
-		n = recvmmsg(fd, mm, UDP_BATCH, MSG_DONTWAIT, NULL);
 		if (n <= 0)
 			return;
 		udp_touch(a);
 		for (int i = 0; i < n; i++) {
-			uint8_t *d = iov[i].iov_base;
-			size_t len = mm[i].msg_len;
+			uint8_t *d = rx.iov[i].iov_base;
+			size_t len = rx.mm[i].msg_len;
 
-			if (mm[i].msg_hdr.msg_flags & MSG_TRUNC) {
+			if (rx.mm[i].msg_hdr.msg_flags & MSG_TRUNC) {
 				a->w->stats.udp_malformed++;
 				continue;
 			}

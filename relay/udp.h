@@ -184,6 +184,18 @@ void udp_touch(struct udp_assoc *a);
  */
 void udp_assoc_doom(struct udp_assoc *a);
 void udp_reap(struct worker *w);
+/* One recvmmsg(2) batch into the worker's scratch: the datagrams and their sources. */
+struct udp_rx {
+	struct mmsghdr mm[UDP_BATCH];
+	struct iovec iov[UDP_BATCH];
+	struct sockaddr_storage src[UDP_BATCH];
+};
+/* Up to UDP_BATCH datagrams from fd (non-blocking): their number, or <= 0. */
+int udp_recv_batch(struct worker *w, int fd, struct udp_rx *rx);
+/* An RFC 1928 datagram header; false: dropped and counted (udp_frag, udp_malformed). */
+bool udp_parse(struct worker *w, const uint8_t *d, size_t n, struct proto_target *t, size_t *hl);
+/* 0.0.0.0 or :: (any port). */
+bool udp_addr_unspecified(const void *sa);
 /* Internal to udp*.c. SO_RCVBUF = udp-buffer on a UDP socket of an association. */
 void udp_set_buffer(struct worker *w, int fd);
 void udp_arm(struct udp_assoc *a, unsigned op, int fd, unsigned mask);

@@ -53,7 +53,8 @@ void udp_tx_add(struct worker *w, int fd, const void *to, socklen_t to_len, cons
 	i = q->n++;
 	q->fd = fd;
 	q->down[i] = down;
-	memcpy(&q->to[i], to, to_len);
+	if (to_len)
+		memcpy(&q->to[i], to, to_len);
 	if (hl)
 		memcpy(q->hdr[i], hdr, hl);
 	q->iov[i][0] = (struct iovec){.iov_base = q->hdr[i], .iov_len = hl};

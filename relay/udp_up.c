@@ -112,25 +112,24 @@ static void fail(struct udp_up *u, const char *why)
 	up_close(u);
 }
 
-/* One encoded datagram (hdr, then d) onto the leg: 1 sent, 0 dropped, -1 the leg failed. */
-static int put(struct udp_up *u, const uint8_t *hdr, size_t hl, const uint8_t *d, size_t n)
+/*
+ * One encoded datagram (hdr, then d) onto the leg, counted. UDP ASSOCIATE:
+ * queued for the batch's sendmmsg on the relay socket, as the direct
+ * outbound's are (the caller flushes before d changes). FWD UDP: a frame
+ * written whole or not at all; a failed stream is ended by its own poll.
+ */
+static void put(struct udp_up *u, const uint8_t *hdr, size_t hl, const uint8_t *d, size_t n)
 {
-	if (u->fwd) {
-		int r = udp_frame_write(&u->out, u->tcp_fd, hdr, hl, d, n);
+	struct worker *w = u->w;
+	int r;
 
-		if (r == 2)
-			arm(u, UP_OP_TCP_OUT, u->tcp_fd, POLLOUT);
-		return r < 0 ? -1 : r > 0;
+	if (!u->fwd) {
+		udp_tx_add(w, u->udp_fd, NULL, 0, hdr, hl, d, n, false);
+		return;
 	}
-	struct iovec iov[2] = {{.iov_base = (void *)hdr, .iov_len = hl},
-	                       {.iov_base = (void *)d, .iov_len = n}};
-	struct msghdr mh = {.msg_iov = iov, .msg_iovlen = 2};
-
-	return sendmsg(u->udp_fd, &mh, MSG_DONTWAIT) < 0 ? 0 : 1;
-}
-
-static void count(struct worker *w, int r)
-{
+	r = udp_frame_write(&u->out, u->tcp_fd, hdr, hl, d, n);
+	if (r == 2)
+		arm(u, UP_OP_TCP_OUT, u->tcp_fd, POLLOUT);
 	if (r > 0)
 		w->stats.udp_up++;
 	else
@@ -143,11 +142,9 @@ static void ready(struct udp_up *u)
 
 	u->state = UP_READY;
 	loop_timer_stop(&u->timer);
-	for (unsigned i = 0; i < u->n_q; i++) {
-		int r = put(u, u->q[i], u->q_hl[i], u->q[i] + u->q_hl[i], u->q_len[i] - u->q_hl[i]);
-
-		count(w, r);
-	}
+	for (unsigned i = 0; i < u->n_q; i++)
+		put(u, u->q[i], u->q_hl[i], u->q[i] + u->q_hl[i], u->q_len[i] - u->q_hl[i]);
+	udp_tx_flush(w); /* the queue's buffers go next */
 	for (unsigned i = 0; i < u->n_q; i++)
 		free(u->q[i]);
 	u->n_q = 0;
@@ -159,12 +156,7 @@ static bool open_relay(struct udp_up *u)
 {
 	struct worker *w = u->w;
 	struct sockaddr_storage relay = u->sc.bound;
-	static const uint8_t zero[16];
-	bool unspec = relay.ss_family == AF_UNSPEC ||
-	              (relay.ss_family == AF_INET &&
-	               ((struct sockaddr_in *)&relay)->sin_addr.s_addr == 0) ||
-	              (relay.ss_family == AF_INET6 &&
-	               !memcmp(&((struct sockaddr_in6 *)&relay)->sin6_addr, zero, 16));
+	bool unspec = relay.ss_family == AF_UNSPEC || udp_addr_unspecified(&relay);
 	uint16_t port = relay.ss_family == AF_UNSPEC ? 0 : ((struct sockaddr_in *)&relay)->sin_port;
 
 	if (!port) {
@@ -360,7 +352,6 @@ void udp_up_send(struct udp_assoc *a, const struct outbound *ob, const struct pr
 	struct udp_up *u = NULL;
 	uint8_t hdr[SOCKS5_UDP_HDR_MAX];
 	size_t hl;
-	int r;
 
 	if (a->doomed) {
 		w->stats.udp_send_errors++; /* its upstream failed: the association is ending */
@@ -383,8 +374,7 @@ void udp_up_send(struct udp_assoc *a, const struct outbound *ob, const struct pr
 		return;
 	}
 	if (u->state == UP_READY) {
-		r = put(u, hdr, hl, d, n);
-		count(w, r); /* a failed stream: its own poll sees the error and ends the leg */
+		put(u, hdr, hl, d, n);
 		return;
 	}
 	if (u->n_q == UP_QUEUE || u->q_bytes + hl + n > UP_QUEUE_BYTES ||
@@ -427,41 +417,23 @@ static bool frame_down(void *ctx, const struct proto_target *t, const uint8_t *d
 static void relay_in(struct udp_up *u)
 {
 	struct worker *w = u->w;
-	uint8_t *buf = udp_scratch(w);
-	struct mmsghdr mm[UDP_BATCH];
-	struct iovec iov[UDP_BATCH];
+	struct udp_rx rx;
 
-	for (int round = 0; buf && round < 4; round++) {
-		int n;
+	for (int round = 0; round < 4; round++) {
+		int n = udp_recv_batch(w, u->udp_fd, &rx);
 
-		for (int i = 0; i < UDP_BATCH; i++) {
-			iov[i] = (struct iovec){.iov_base = buf + (size_t)i * UDP_SLOT,
-			                        .iov_len = UDP_SLOT};
-			mm[i].msg_hdr = (struct msghdr){.msg_iov = &iov[i], .msg_iovlen = 1};
-		}
-		n = recvmmsg(u->udp_fd, mm, UDP_BATCH, MSG_DONTWAIT, NULL);
 		if (n <= 0)
 			return;
 		udp_touch(u->a);
 		for (int i = 0; i < n && !u->obj.closed; i++) {
+			const uint8_t *d = rx.iov[i].iov_base;
 			struct proto_target t;
 			size_t hl = 0;
-			enum socks5_udp_error e;
 
-			if (mm[i].msg_hdr.msg_flags & MSG_TRUNC) {
+			if (rx.mm[i].msg_hdr.msg_flags & MSG_TRUNC)
 				w->stats.udp_malformed++;
-				continue;
-			}
-			e = socks5_udp_parse(iov[i].iov_base, mm[i].msg_len, &t, &hl);
-			if (e != SOCKS5_UDP_OK) {
-				if (e == SOCKS5_UDP_FRAG)
-					w->stats.udp_frag++;
-				else
-					w->stats.udp_malformed++;
-				continue;
-			}
-			udp_deliver(u->a, (uint8_t *)iov[i].iov_base + hl, mm[i].msg_len - hl, NULL,
-			            &t);
+			else if (udp_parse(w, d, rx.mm[i].msg_len, &t, &hl))
+				udp_deliver(u->a, d + hl, rx.mm[i].msg_len - hl, NULL, &t);
 		}
 		udp_tx_flush(w); /* before the next round reuses the buffers */
 		if (n < UDP_BATCH)
