@@ -34,20 +34,7 @@ on_cleanup_pid $V2
 T_LOGS+=("$T_TMP/v2ray.log")
 for _ in $(seq 100); do [ -n "$(ss -Huln "( sport = :$DP )")" ] && break; sleep 0.1; done
 
-o=$(timeout 30 python3 - "$DP" <<'PY' 2>&1
-import os, socket, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.settimeout(5)
-for n in (1, 512, 1400, 2000):
-    d = os.urandom(n)
-    s.sendto(d, ("127.0.0.1", int(sys.argv[1])))
-    try:
-        r, _ = s.recvfrom(70000)
-        print("echo %d %s" % (n, "ok" if r == d else "differs (%d bytes)" % len(r)))
-    except socket.timeout:
-        print("echo %d lost" % n)
-PY
-)
+o=$(timeout 30 python3 "$T_TOP/tests/tools/udpping.py" 127.0.0.1 "$DP" 1 512 1400 2000 2>&1)
 for n in 1 512 1400 2000; do
 	if grep -qx "echo $n ok" <<<"$o"; then pass "v2ray/echo-$n"; else fail "v2ray/echo-$n" "$(tr '\n' '|' <<<"$o")"; fi
 done
