@@ -151,8 +151,13 @@ void alog_end(struct conn *c)
 	             c->outbound >= 0 ? w->cfg->outbounds[c->outbound].name : "-",
 	             (unsigned long long)c->dir[0].bytes, (unsigned long long)c->dir[1].bytes,
 	             (unsigned long long)(w->loop.now_ms - l->start_ms), result);
+	if (n > 0 && (size_t)n >= ALOG_LINE_MAX) {
+		/* Cut (it cannot be with today's limits): still one line, not glued to the next. */
+		n = ALOG_LINE_MAX - 1;
+		w->alog.buf[w->alog.len + (size_t)n - 1] = '\n';
+	}
 	if (n > 0)
-		w->alog.len += (size_t)n < ALOG_LINE_MAX ? (size_t)n : ALOG_LINE_MAX - 1;
+		w->alog.len += (size_t)n;
 	free(l);
 }
 
