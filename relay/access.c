@@ -350,6 +350,13 @@ static bool loopback(const struct sockaddr_storage *a)
 
 bool access_open_to_all(const struct inbound *in)
 {
-	return in->type != INBOUND_FORWARD && !inbound_requires_auth(in) && !in->n_allow &&
-	       !loopback(&in->listen);
+	/*
+	 * A forward goes to one target; a transparent inbound only to where the
+	 * firewall's rules send a connection (one made to it directly is its own
+	 * listener, refused as a loop): neither lets a client pick a target.
+	 */
+	if (in->type == INBOUND_FORWARD || in->type == INBOUND_REDIRECT ||
+	    in->type == INBOUND_TPROXY)
+		return false;
+	return !inbound_requires_auth(in) && !in->n_allow && !loopback(&in->listen);
 }

@@ -27,7 +27,14 @@ enum config_limits {
 /* Which worker's listener takes a new connection (see worker_listen()). */
 enum accept_steering { STEER_HASH = 0, STEER_CPU };
 
-enum inbound_type { INBOUND_SOCKS5 = 1, INBOUND_HTTP, INBOUND_FORWARD, INBOUND_MIXED };
+enum inbound_type {
+	INBOUND_SOCKS5 = 1,
+	INBOUND_HTTP,
+	INBOUND_FORWARD,
+	INBOUND_MIXED,
+	INBOUND_REDIRECT, /* nftables REDIRECT/DNAT: the target is SO_ORIGINAL_DST */
+	INBOUND_TPROXY,   /* nftables TPROXY: the target is the accepted socket's own address */
+};
 enum outbound_type { OUTBOUND_DIRECT = 1, OUTBOUND_SOCKS5, OUTBOUND_BLOCK, OUTBOUND_HTTP };
 
 /* An address prefix: family AF_INET or AF_INET6, the first `prefix` bits of addr. */

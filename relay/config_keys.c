@@ -34,10 +34,9 @@ static void add_ref(struct parser *p, enum ref_kind kind, size_t idx, const char
 
 /* --- [inbound NAME] --- */
 
-static const char *const inbound_types[] = {[INBOUND_SOCKS5] = "socks5",
-                                            [INBOUND_HTTP] = "http",
-                                            [INBOUND_FORWARD] = "forward",
-                                            [INBOUND_MIXED] = "mixed"};
+static const char *const inbound_types[] = {
+        [INBOUND_SOCKS5] = "socks5", [INBOUND_HTTP] = "http",         [INBOUND_FORWARD] = "forward",
+        [INBOUND_MIXED] = "mixed",   [INBOUND_REDIRECT] = "redirect", [INBOUND_TPROXY] = "tproxy"};
 static const char *const outbound_types[] = {[OUTBOUND_DIRECT] = "direct",
                                              [OUTBOUND_SOCKS5] = "socks5",
                                              [OUTBOUND_BLOCK] = "block",
@@ -47,13 +46,14 @@ static void set_in_type(struct parser *p, const char *v)
 {
 	char q[QUOTE_BYTES];
 
-	for (int t = INBOUND_SOCKS5; t <= INBOUND_MIXED; t++) {
+	for (int t = INBOUND_SOCKS5; t <= INBOUND_TPROXY; t++) {
 		if (strcmp(v, inbound_types[t]) == 0) {
 			cur_in(p)->type = (enum inbound_type)t;
 			return;
 		}
 	}
-	kerr(p, "\"%s\" is not one of socks5, http, mixed, forward", config_quote(q, v));
+	kerr(p, "\"%s\" is not one of socks5, http, mixed, forward, redirect, tproxy",
+	     config_quote(q, v));
 }
 
 static void set_listen(struct parser *p, const char *v)

@@ -548,9 +548,20 @@ void conn_accept(struct worker *w, unsigned inbound, int fd, uint32_t src_slot)
 	c->hs = hs;
 	c->state = CONN_HANDSHAKE;
 	loop_timer_arm(&w->loop, &w->hs_tq, &c->timer);
-	if (ops->start(hs->in_st, in) == PROTO_REQUEST) {
+	switch (ops->start(hs->in_st, in, fd)) {
+	case PROTO_REQUEST:
+		if (in->type != INBOUND_FORWARD) /* a forward's target is in the config */
+			alog_target(c, hs->in->target(hs->in_st));
 		start_outbound(c);
 		return;
+	case PROTO_FAIL: /* redirect/tproxy: the socket cannot say where it was going */
+		w->stats.no_original_dst++;
+		alog_result(c, "no-original-destination");
+		log_debug_rl("inbound %s: no original destination (not redirected?)", in->name);
+		conn_close(c, false);
+		return;
+	default:
+		break;
 	}
 	/*
 	 * Clients speak first and usually at once: the greeting is often

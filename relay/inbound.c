@@ -4,8 +4,9 @@
 
 #include "inbound.h"
 
-static enum proto_res fwd_start(void *st, const struct inbound *in)
+static enum proto_res fwd_start(void *st, const struct inbound *in, int fd)
 {
+	(void)fd;
 	struct proto_target *t = st;
 
 	t->kind = TARGET_DOMAIN;
@@ -53,10 +54,9 @@ static const struct inbound_ops inbound_forward_ops = {
 };
 
 static const struct inbound_ops *const table[] = {
-        [INBOUND_SOCKS5] = &inbound_socks5_ops,
-        [INBOUND_HTTP] = &inbound_http_ops,
-        [INBOUND_FORWARD] = &inbound_forward_ops,
-        [INBOUND_MIXED] = &inbound_mixed_ops,
+        [INBOUND_SOCKS5] = &inbound_socks5_ops,     [INBOUND_HTTP] = &inbound_http_ops,
+        [INBOUND_FORWARD] = &inbound_forward_ops,   [INBOUND_MIXED] = &inbound_mixed_ops,
+        [INBOUND_REDIRECT] = &inbound_redirect_ops, [INBOUND_TPROXY] = &inbound_tproxy_ops,
 };
 
 const struct inbound_ops *inbound_ops(enum inbound_type type)

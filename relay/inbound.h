@@ -26,10 +26,12 @@ struct inbound_ops {
 	/* The handshake buffer: the longest client message plus room for early payload. */
 	size_t buf_size;
 	/*
-	 * A new connection on `in`: PROTO_NEED_MORE (read the client) or
-	 * PROTO_REQUEST (the target is known without a handshake: forward).
+	 * A new connection on `in`, accepted as fd: PROTO_NEED_MORE (read the
+	 * client), PROTO_REQUEST (the target is known without a handshake:
+	 * forward, or the socket says where it was going: redirect, tproxy) or
+	 * PROTO_FAIL (it cannot say: close it).
 	 */
-	enum proto_res (*start)(void *st, const struct inbound *in);
+	enum proto_res (*start)(void *st, const struct inbound *in, int fd);
 	/* The client's unconsumed bytes, as in proto.h. */
 	enum proto_res (*feed)(void *st, const uint8_t *buf, size_t len, size_t *used);
 	/* After PROTO_AUTH: the credentials (NUL-terminated), then the verdict. */
@@ -60,5 +62,7 @@ const struct inbound_ops *inbound_ops(enum inbound_type type);
 extern const struct inbound_ops inbound_socks5_ops;
 extern const struct inbound_ops inbound_http_ops;
 extern const struct inbound_ops inbound_mixed_ops;
+extern const struct inbound_ops inbound_redirect_ops;
+extern const struct inbound_ops inbound_tproxy_ops;
 
 #endif

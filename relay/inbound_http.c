@@ -3,8 +3,9 @@
 #include "http_connect.h"
 #include "inbound.h"
 
-static enum proto_res start(void *st, const struct inbound *in)
+static enum proto_res start(void *st, const struct inbound *in, int fd)
 {
+	(void)fd;
 	http_connect_init(st, inbound_requires_auth(in));
 	return PROTO_NEED_MORE;
 }

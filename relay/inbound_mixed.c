@@ -31,8 +31,9 @@ static const struct inbound_ops *ops_of(const struct mixed *m)
 	return m->which == MIXED_SOCKS5 ? &inbound_socks5_ops : &inbound_http_ops;
 }
 
-static enum proto_res start(void *st, const struct inbound *in)
+static enum proto_res start(void *st, const struct inbound *in, int fd)
 {
+	(void)fd;
 	struct mixed *m = st;
 
 	m->which = MIXED_UNDECIDED;
@@ -50,7 +51,7 @@ static enum proto_res feed(void *st, const uint8_t *buf, size_t len, size_t *use
 			return PROTO_NEED_MORE;
 		}
 		m->which = buf[0] == SOCKS5_VERSION ? MIXED_SOCKS5 : MIXED_HTTP;
-		ops_of(m)->start(&m->u, m->in);
+		ops_of(m)->start(&m->u, m->in, -1);
 	}
 	return ops_of(m)->feed(&m->u, buf, len, used);
 }

@@ -3,8 +3,9 @@
 #include "inbound.h"
 #include "socks5.h"
 
-static enum proto_res start(void *st, const struct inbound *in)
+static enum proto_res start(void *st, const struct inbound *in, int fd)
 {
+	(void)fd;
 	socks5_server_init(st, inbound_requires_auth(in));
 	socks5_server_allow(st, in->udp, in->udp);
 	return PROTO_NEED_MORE;

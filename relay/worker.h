@@ -27,6 +27,7 @@ struct listener;
 	X(refused_source, "connections refused: max-connections-per-source")       \
 	X(accept_errors, "accept errors (EMFILE, ENFILE, ...)")                    \
 	X(hs_bad, "malformed or refused handshakes")                               \
+	X(no_original_dst, "transparent: no original destination")                 \
 	X(auth_failed, "authentication failures")                                  \
 	X(auth_throttled, "logins refused: the source failed max-auth-failures")   \
 	X(hs_timeouts, "handshakes over handshake-timeout")                        \

@@ -21,7 +21,8 @@ static void check_inbound(const struct config *c, size_t i)
 	CHECK(valid_name(in->name));
 	CHECK(in->line >= 1);
 	CHECK(in->type == INBOUND_SOCKS5 || in->type == INBOUND_HTTP ||
-	      in->type == INBOUND_FORWARD || in->type == INBOUND_MIXED);
+	      in->type == INBOUND_FORWARD || in->type == INBOUND_MIXED ||
+	      in->type == INBOUND_REDIRECT || in->type == INBOUND_TPROXY);
 	/* every inbound has somewhere to listen, port 0 refused */
 	if (in->listen.ss_family == AF_INET) {
 		CHECK(in->listen_len == sizeof(struct sockaddr_in));
@@ -35,6 +36,9 @@ static void check_inbound(const struct config *c, size_t i)
 	if (in->type == INBOUND_FORWARD) {
 		CHECK(in->target_host && *in->target_host && in->target_port != 0);
 		CHECK(u->n == 0 && !in->users_file);
+	} else if (in->type == INBOUND_REDIRECT || in->type == INBOUND_TPROXY) {
+		/* no handshake: nothing to authenticate, the target comes from the socket */
+		CHECK(!in->target_host && u->n == 0 && !in->users_file && !in->udp);
 	} else {
 		CHECK(!in->target_host);
 	}

@@ -611,7 +611,7 @@ static void test_errors(void)
 	        {"[inbound x]\n", "t.ini:1: [inbound x] type: required key is missing\n"
 	                          "t.ini:1: [inbound x] listen: required key is missing\n"},
 	        {"[inbound x]\ntype = socks4\nlisten = 127.0.0.1:1\n",
-	         "t.ini:2: [inbound x] type: \"socks4\" is not one of socks5, http, mixed, forward\n"},
+	         "t.ini:2: [inbound x] type: \"socks4\" is not one of socks5, http, mixed, forward, redirect, tproxy\n"},
 	        {"[inbound f]\ntype = forward\nlisten = 127.0.0.1:1\n",
 	         "t.ini:1: [inbound f] target: required key is missing\n"},
 	        {"[inbound s]\ntype = socks5\nlisten = 127.0.0.1:1\ntarget = a.b:1\n",
