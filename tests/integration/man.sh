@@ -4,7 +4,8 @@
 # parser's tables (relay/config*.c) accept, section by section; spliced.8 names exactly the long
 # options of `spliced --help` and `spliced wg --help`, which between them cover every option the
 # getopt tables of app/ accept, plus every `spliced wg` command and every signal the code
-# handles; their .TH version is the binary's; meson installs them under share/man.
+# handles; spliced.ini.5's example files load with --check; their .TH version is the binary's;
+# meson installs them under share/man.
 . "$(dirname "$0")/../lib.sh"
 need man groff lexgrog col
 if [ ! -x "$SPLICED_BIN" ]; then
@@ -111,6 +112,23 @@ sed -e '/^\\fBworkers\\fR = /s/workers/no\\-such\\-key/' "$page5" >"$T_TMP/probe
 probe=$(page_keys "$T_TMP/probe.5")
 expect_eq keys/checker-finds-drift "$(comm -3 <(echo "$page") <(echo "$probe") | tr -d '\t' | tr '\n' ',')" \
 	"main no-such-key,main workers," "what the comparison reports for a page with workers renamed"
+
+# Every example file of spliced.ini.5 (its .EX blocks) loads with --check, beside the users
+# file and the wg-quick file it names.
+mkdir -p "$T_TMP/ex"
+awk '/^\.EX/ { n++; on = 1; next } /^\.EE/ { on = 0 } on { print > (dir "/ex" n ".ini") }' dir="$T_TMP/ex" "$page5"
+sed -i -e 's/\\-/-/g' -e 's/\\(dq/"/g' -e 's/\\e/\\/g' "$T_TMP"/ex/*.ini
+echo 'alice secret' >"$T_TMP/ex/users.txt"
+printf '[Interface]\nPrivateKey = %s\nAddress = 10.8.0.1/24\n' "$("$SPLICED_BIN" wg genkey 2>/dev/null)" >"$T_TMP/ex/wg0.conf"
+chmod 600 "$T_TMP"/ex/*
+n=0 bad=
+for f in "$T_TMP"/ex/ex*.ini; do
+	[ -f "$f" ] || continue
+	n=$((n + 1))
+	out=$("$SPLICED_BIN" --check -c "$f" 2>&1) || bad+="$(basename "$f"): $(tr '\n' ' ' <<<"$out")"
+done
+if [ "$n" -ge 2 ] && [ -z "$bad" ]; then pass spliced.ini.5/examples-load
+else fail spliced.ini.5/examples-load "$n examples; ${bad:-want at least 2}"; fi
 
 # --- command line: --help, the getopt tables and spliced.8 ------------------------
 
