@@ -32,11 +32,11 @@ enum exit_code { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_CONFIG = 2 };
 static const char usage_text[] =
         "Usage: spliced [-c FILE] [--check]\n"
         "       spliced --version | --help\n"
-        "       spliced wg <genkey|pubkey|genpsk|up ...>   (userspace WireGuard)\n"
+        "       spliced wg <genkey|pubkey|genpsk|up|down|speed> ...  (WireGuard)\n"
         "\n"
         "A relay for Linux: SOCKS5, HTTP CONNECT and port-forward inbounds; direct,\n"
-        "upstream SOCKS5 and block outbounds. One io_uring worker per core; plain TCP\n"
-        "payload moves with splice(2) and never enters user space.\n"
+        "upstream SOCKS5, upstream HTTP and block outbounds. One io_uring worker per\n"
+        "core; plain TCP payload moves with splice(2) and never enters user space.\n"
         "\n"
         "Options:\n"
         "  -c, --config FILE  read the INI configuration FILE. Without it spliced runs\n"
@@ -59,7 +59,8 @@ static const char usage_text[] =
         "\n"
         "Exit status: 0 after a clean stop, 1 on a runtime error (cannot listen,\n"
         "io_uring unavailable), 2 on a usage or configuration error.\n"
-        "See docs/configuration.md for every configuration key and its default.\n";
+        "Every configuration key and its default: spliced.ini(5), docs/configuration.md\n"
+        "(the rest: spliced(8)).\n";
 
 static void print_version(void)
 {
