@@ -107,6 +107,26 @@ missing keys/page-keys-in-parser "keys spliced.ini.5 documents that the parser d
 dups=$(uniq -d <<<"$page" | tr '\n' ',')
 if [ -z "$dups" ]; then pass keys/page-no-duplicates; else fail keys/page-no-duplicates "documented twice: $dups"; fi
 
+# The values of each type key: the parser's name tables against the page's "type = a | b" lines.
+code_types() { # KIND (inbound|outbound)
+	awk -v t="$1_types" '
+		index($0, "static const char *const " t "[]") { on = 1 }
+		on { while (match($0, /\] = "[a-z0-9]+"/)) { v = substr($0, RSTART + 5, RLENGTH - 6); print v; $0 = substr($0, RSTART + RLENGTH) } }
+		on && /;/ { exit }
+	' "$T_TOP/relay/config_keys.c" | sort
+}
+page_types() { # N: the Nth "type =" paragraph (1 inbound, 2 outbound)
+	grep -E '^\\fBtype\\fR = ' "$page5" | sed -n "$1p" | sed -E 's/^\\fBtype\\fR = //; s/\\f[BRIP]//g; s/ \| /\n/g' | tr -d ' ' | sort
+}
+for k in inbound:1 outbound:2; do
+	ct=$(code_types "${k%:*}") pt=$(page_types "${k#*:}")
+	if [ "$(wc -l <<<"$ct")" -ge 4 ] && [ "$ct" = "$pt" ]; then
+		pass "keys/${k%:*}-types"
+	else
+		fail "keys/${k%:*}-types" "parser: $(tr '\n' ' ' <<<"$ct")| page: $(tr '\n' ' ' <<<"$pt")"
+	fi
+done
+
 # The comparison itself: a page that drops one key and adds an unknown one must fail both ways.
 sed -e '/^\\fBworkers\\fR = /s/workers/no\\-such\\-key/' "$page5" >"$T_TMP/probe.5"
 probe=$(page_keys "$T_TMP/probe.5")
