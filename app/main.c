@@ -20,6 +20,7 @@
 #include "log.h"
 #include "sockaddr.h"
 #include "stats.h"
+#include "user_acct.h"
 #include "loop.h"
 #include "privdrop.h"
 #include "resolve.h"
@@ -54,8 +55,9 @@ static const char usage_text[] =
         "  SIGHUP             re-read every inbound's users file; open connections are\n"
         "                     untouched; on error the previous users stay in force.\n"
         "                     Reopens the access-log file by its name.\n"
-        "  SIGUSR1            print the counters of every [wireguard] interface, and\n"
-        "                     reopen the access-log file (for log rotation).\n"
+        "  SIGUSR1            print the counters of every user who logged in and of\n"
+        "                     every [wireguard] interface, and reopen the access-log\n"
+        "                     file (for log rotation).\n"
         "\n"
         "Exit status: 0 after a clean stop, 1 on a runtime error (cannot listen,\n"
         "io_uring unavailable), 2 on a usage or configuration error.\n"
@@ -237,6 +239,7 @@ static void log_stats(struct server *srv)
 		off += (size_t)snprintf(per + off, sizeof(per) - off, "%s%llu", i ? " " : "",
 		                        (unsigned long long)srv->workers[i].stats.accepted);
 	log_info("stats: accepted per worker: %s%s", per, off >= sizeof(per) ? "..." : "");
+	user_accts_log(srv->accts, LOG_INFO);
 }
 
 /* An inbound anyone who reaches it may use is legitimate (on a LAN, behind a firewall), but say so. */
@@ -342,6 +345,7 @@ static int serve(struct running *r, sigset_t *sigs)
 			continue;
 		}
 		if (sig == SIGUSR1) {
+			user_accts_log(srv->accts, LOG_INFO);
 			if (srv->cfg->n_wireguards)
 				wg_hosted_dump_stats(r->wg);
 			else
@@ -497,7 +501,8 @@ int main(int argc, char **argv)
 	worker_stats_group(&srv);
 	srv.guard = auth_guard_new(cfg->max_auth_failures);
 	srv.per_source = malloc(sizeof(*srv.per_source));
-	if (!srv.guard || !srv.per_source ||
+	srv.accts = user_accts_new(cfg);
+	if (!srv.guard || !srv.per_source || !srv.accts ||
 	    source_limit_init(srv.per_source, cfg->max_per_source, cfg->max_connections) < 0 ||
 	    resolver_global_init() < 0) {
 		log_error("cannot start: out of memory, or no randomness for the tables' keys");
@@ -532,6 +537,7 @@ int main(int argc, char **argv)
 	auth_guard_free(srv.guard);
 	source_limit_destroy(srv.per_source);
 	free(srv.per_source);
+	user_accts_free(srv.accts);
 	for (size_t i = 0; i < cfg->n_inbounds; i++)
 		free_users_table(atomic_load(&srv.users[i]));
 	config_free(cfg);

@@ -188,6 +188,41 @@ static void open_wireguard(struct parser *p, const char *name)
 	p->sec = SEC_WIREGUARD;
 }
 
+/* [user NAME]: NAME follows the users file's rules for names. */
+static void open_user(struct parser *p, const char *name)
+{
+	struct config *c = p->c;
+	const char *why = users_check_name(name, strlen(name));
+	struct user_sec *u;
+
+	if (why) {
+		config_err(p, p->line, NULL, "%s", why);
+		return;
+	}
+	for (size_t i = 0; i < c->n_users; i++) {
+		if (strcmp(c->users[i].name, name) == 0) {
+			config_err(p, p->line, NULL, "duplicate section (first on line %d)",
+			           c->users[i].line);
+			return;
+		}
+	}
+	u = realloc(c->users, (c->n_users + 1) * sizeof(*u));
+	if (!u) {
+		config_err(p, p->line, NULL, "out of memory");
+		return;
+	}
+	c->users = u;
+	u += c->n_users;
+	*u = (struct user_sec){.name = strdup(name), .line = p->line};
+	if (!u->name) {
+		config_err(p, p->line, NULL, "out of memory");
+		return;
+	}
+	p->idx = c->n_users++;
+	p->keys = config_user_keys;
+	p->sec = SEC_USER;
+}
+
 static void open_unnamed(struct parser *p, enum section_kind kind, int *line_seen)
 {
 	if (*line_seen) {
@@ -245,6 +280,11 @@ static void open_section(struct parser *p, char *s)
 		} else {
 			open_named(p, kind, name);
 		}
+	} else if (!strcmp(type, "user")) {
+		if (!name)
+			config_err(p, p->line, NULL, "needs a name: [user NAME]");
+		else
+			open_user(p, name);
 	} else if (!strcmp(type, "wireguard")) {
 		if (!name)
 			config_err(p, p->line, NULL, "needs a name: [wireguard NAME]");
@@ -253,7 +293,7 @@ static void open_section(struct parser *p, char *s)
 	} else {
 		config_err(p, p->line, NULL,
 		           "unknown section (expected [main], [inbound NAME], [outbound NAME], "
-		           "[route] or [wireguard NAME])");
+		           "[route], [user NAME] or [wireguard NAME])");
 	}
 }
 
@@ -599,8 +639,13 @@ void config_free(struct config *c)
 			free(o->password);
 		}
 	}
-	for (size_t i = 0; i < c->n_rules; i++)
+	for (size_t i = 0; i < c->n_rules; i++) {
 		free(c->rules[i].domain);
+		free(c->rules[i].users);
+	}
+	for (size_t i = 0; i < c->n_users; i++)
+		free(c->users[i].name);
+	free(c->users);
 	free(c->rules);
 	free(c->file);
 	free(c->access_log);

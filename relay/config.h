@@ -114,7 +114,7 @@ static inline const struct sockaddr_storage *outbound_source(const struct outbou
 	return NULL;
 }
 
-enum rule_kind { RULE_CIDR = 1, RULE_PORT, RULE_DOMAIN };
+enum rule_kind { RULE_CIDR = 1, RULE_PORT, RULE_DOMAIN, RULE_USER };
 
 struct rule {
 	enum rule_kind kind;
@@ -128,6 +128,15 @@ struct rule {
 	/* RULE_DOMAIN: lowercase suffix without a leading dot; matches the name itself
 	 * and every name below it (example.com matches a.example.com, not badexample.com) */
 	char *domain;
+	/* RULE_USER: the names, each NUL-terminated, then an empty one (names hold no blank) */
+	char *users;
+	int line;
+};
+
+/* [user NAME]: options of one user, whichever inbound it logs in on. */
+struct user_sec {
+	char *name;
+	unsigned max_conns; /* max-connections (0: [main] max-connections-per-user) */
 	int line;
 };
 
@@ -159,6 +168,7 @@ struct config {
 	unsigned max_resolving;      /* lookups in flight at once, whole process */
 	unsigned max_auth_failures;  /* failed logins per source and minute (0: no limit) */
 	unsigned max_per_source;     /* connections open per source, whole process (0: no limit) */
+	unsigned max_per_user;       /* connections open per user, whole process (0: no limit) */
 	unsigned keepalive_ms;       /* TCP keepalive on both legs after this idle time (0: off) */
 	uint64_t pipe_memory; /* pipes (and as much in buffers) held at once; 0: a quarter of RAM */
 	enum accept_steering accept_steering;
@@ -179,6 +189,8 @@ struct config {
 	int route_default; /* outbound index */
 	struct wireguard_sec wireguards[CONFIG_MAX_WIREGUARD];
 	size_t n_wireguards;
+	struct user_sec *users; /* [user NAME] sections */
+	size_t n_users;
 };
 
 /* The configuration used when spliced runs without -c. */

@@ -22,6 +22,7 @@ enum section_kind {
 	SEC_OUTBOUND,
 	SEC_ROUTE,
 	SEC_WIREGUARD,
+	SEC_USER,
 };
 
 /* A use of an outbound name, resolved once every section has been read. */
@@ -76,7 +77,7 @@ config_err(struct parser *p, int line, const char *key, const char *fmt, ...);
 
 /* The key tables (config_keys.c). */
 extern const struct key config_main_keys[], config_inbound_keys[], config_outbound_keys[],
-        config_route_keys[], config_wireguard_keys[];
+        config_route_keys[], config_wireguard_keys[], config_user_keys[];
 /* The checks at the end of a [main], [inbound NAME], [outbound NAME] or [wireguard NAME] section. */
 void config_close_main(struct parser *p);
 /* A whole number in min..max, or a duration in range ("1ms..24h" how it reads); errors reported. */

@@ -452,6 +452,35 @@ const struct key config_outbound_keys[] = {
 
 /* --- [route] --- */
 
+/*
+ * "alice bob": user names (as a users file spells them, so no blanks)
+ * separated by blanks, stored NUL-separated with an empty name at the end.
+ */
+static const char *parse_user_list(const char *arg, struct rule *r)
+{
+	size_t n = strlen(arg), off = 0;
+	const char *s = arg;
+
+	r->users = malloc(n + 2);
+	if (!r->users)
+		return "cannot be stored: out of memory";
+	while (*s) {
+		size_t len = strcspn(s, " \t");
+
+		if (users_check_name(s, len))
+			return len > USERS_FIELD_MAX
+			               ? "names a user longer than 255 bytes"
+			               : "names a user with ':' or a control character";
+		memcpy(r->users + off, s, len);
+		off += len;
+		r->users[off++] = '\0';
+		s += len;
+		s += strspn(s, " \t");
+	}
+	r->users[off] = '\0';
+	return NULL;
+}
+
 static void set_rule(struct parser *p, const char *v)
 {
 	char q[QUOTE_BYTES], kind[16], *arg = NULL, *target = NULL;
@@ -479,7 +508,7 @@ static void set_rule(struct parser *p, const char *v)
 		kerr(p, "out of memory");
 		goto out;
 	}
-	if (!*arg || strpbrk(arg, " \t")) {
+	if (!*arg || (strpbrk(arg, " \t") && strcmp(kind, "user") != 0)) {
 		kerr(p, "%s: expected one value before \"->\"", config_quote(q, kind));
 		goto out;
 	}
@@ -493,8 +522,11 @@ static void set_rule(struct parser *p, const char *v)
 		r.kind = RULE_PORT, why = config_parse_port_range(arg, &r);
 	else if (strcmp(kind, "domain") == 0)
 		r.kind = RULE_DOMAIN, why = config_parse_domain(arg, &r);
+	else if (strcmp(kind, "user") == 0)
+		r.kind = RULE_USER, why = parse_user_list(arg, &r);
 	else {
-		kerr(p, "unknown rule kind \"%s\" (cidr, port or domain)", config_quote(q, kind));
+		kerr(p, "unknown rule kind \"%s\" (cidr, port, domain or user)",
+		     config_quote(q, kind));
 		goto out;
 	}
 	if (why) {
@@ -517,9 +549,10 @@ static void set_rule(struct parser *p, const char *v)
 	}
 	add_ref(p, REF_RULE, p->c->n_rules, target);
 	p->c->rules[p->c->n_rules++] = r;
-	r.domain = NULL; /* owned by the config now */
+	r.domain = r.users = NULL; /* owned by the config now */
 out:
 	free(r.domain);
+	free(r.users);
 	free(arg);
 	free(target);
 }
@@ -717,6 +750,18 @@ static void set_wg_config(struct parser *p, const char *v)
 {
 	p->c->wireguards[p->idx].conf = config_path(p, v);
 }
+
+/* --- [user NAME] --- */
+
+static void set_user_max_conns(struct parser *p, const char *v)
+{
+	config_get_uint(p, v, 1, 10000000, &p->c->users[p->idx].max_conns); /* as max-connections */
+}
+
+const struct key config_user_keys[] = {
+        {"max-connections", set_user_max_conns, false, 0},
+        {NULL, NULL, false, 0},
+};
 
 const struct key config_wireguard_keys[] = {
         {"config", set_wg_config, false, 0},

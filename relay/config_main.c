@@ -231,6 +231,11 @@ static void set_max_per_source(struct parser *p, const char *v)
 	config_get_uint(p, v, 0, MAX_CONNECTIONS_MAX, &p->c->max_per_source);
 }
 
+static void set_max_per_user(struct parser *p, const char *v)
+{
+	config_get_uint(p, v, 0, MAX_CONNECTIONS_MAX, &p->c->max_per_user);
+}
+
 static void set_accept_steering(struct parser *p, const char *v)
 {
 	char q[QUOTE_BYTES];
@@ -377,6 +382,7 @@ const struct key config_main_keys[] = {
         {"max-resolving", set_max_resolving, false, 0},
         {"max-auth-failures", set_max_auth_failures, false, 0},
         {"max-connections-per-source", set_max_per_source, false, 0},
+        {"max-connections-per-user", set_max_per_user, false, 0},
         {"keepalive", set_keepalive, false, 0},
         {"pipe-memory", set_pipe_memory, false, 0},
         {"udp-timeout", set_udp_timeout, false, 0},

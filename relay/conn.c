@@ -16,6 +16,7 @@
 #include "log.h"
 #include "route.h"
 #include "udp.h"
+#include "user_acct.h"
 #include "access_log.h"
 
 /*
@@ -191,7 +192,8 @@ static void start_outbound(struct conn *c)
 	enum proto_connect_result r;
 
 	hs->target = hs->in->target(hs->in_st);
-	c->outbound = (int16_t)route_pick(w->cfg, conn_inbound(c), hs->target);
+	c->outbound = (int16_t)route_pick(w->cfg, conn_inbound(c), hs->target,
+	                                  c->user ? c->user->name : NULL);
 	ob = &w->cfg->outbounds[c->outbound];
 	hs->out = outbound_ops(ob->type);
 	hs->out_mem_len = hs->out->state_size + hs->out->buf_size;
@@ -241,7 +243,10 @@ static bool check_user(struct conn *c)
 	ok = u && users_check(u, user, pass);
 	if (ok) {
 		alog_user(c, user);
-		return true;
+		/* Its counters and limit; without memory for them, no login (a refusal like any). */
+		c->user = user_acct_get(w->srv->accts, user);
+		if (c->user)
+			return true;
 	}
 	w->stats.auth_failed++;
 	alog_result(c, "auth-failed");
@@ -294,6 +299,9 @@ static void start_udp(struct conn *c, enum inbound_udp kind)
 	}
 	/* The association owns the connection from here on; this struct conn goes. */
 	udp_assoc_adopt(a, fd, c->src_slot);
+	if (c->user_open)
+		udp_assoc_adopt_user(a, c->user);
+	c->user_open = false;
 	c->leg[LEG_IN].fd = -1;
 	c->src_slot = SOURCE_UNCOUNTED;
 	c->handed_over = true;
@@ -358,6 +366,15 @@ static void hs_feed(struct conn *c)
 			return;
 		case PROTO_REQUEST:
 			alog_target(c, hs->in->target(hs->in_st));
+			if (c->user && !user_acct_open(c->user)) {
+				w->stats.refused_user++;
+				alog_result(c, "user-limit");
+				log_debug_rl("inbound %s: user %s is at its max-connections",
+				             conn_inbound(c)->name, c->user->name);
+				conn_fail(c, CONNECT_NOT_ALLOWED);
+				return;
+			}
+			c->user_open = c->user != NULL;
 			if (hs->in->udp && hs->in->udp(hs->in_st) != INBOUND_UDP_NONE)
 				start_udp(c, hs->in->udp(hs->in_st));
 			else
@@ -646,6 +663,8 @@ static void release(struct loop *l, struct loop_obj *o)
 	splice_dir_release(&w->pipes, &w->bufs, &c->dir[0]);
 	splice_dir_release(&w->pipes, &w->bufs, &c->dir[1]);
 	hs_free(c);
+	if (c->user_open)
+		user_acct_close(c->user, c->dir[0].bytes, c->dir[1].bytes);
 	if (!c->handed_over) {
 		source_limit_put(w->srv->per_source, c->src_slot);
 		w->n_conns--;

@@ -9,6 +9,8 @@
 #include "loop.h"
 #include "pump.h"
 
+struct user_acct;
+
 struct worker;
 struct conn_hs;
 struct udp_assoc;
@@ -64,6 +66,8 @@ struct conn {
 	uint8_t tx[CONN_TX_MAX];   /* the reply in flight while ops[OPS_TX] is set */
 	bool handed_over;          /* a UDP association took the client's connection (udp.c) */
 	struct conn_log *log;      /* its access-log line while the log is on (access_log.c) */
+	struct user_acct *user;    /* who logged in (NULL: nobody), and whether it counts there */
+	bool user_open;
 };
 
 extern const struct loop_module conn_module;

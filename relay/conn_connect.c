@@ -10,6 +10,7 @@
 #include "conn_internal.h"
 #include "access_log.h"
 #include "egress.h"
+#include "user_acct.h"
 #include "log.h"
 #include "sockaddr.h"
 
@@ -43,7 +44,8 @@ static bool launch(struct conn *c)
 	while (fd < 0 && hs->next_addr < hs->n_addrs) {
 		struct sockaddr_storage *a = &hs->addrs[hs->next_addr++];
 		/* Every address, literal or resolved, target or upstream, before its SYN. */
-		if (egress_refused(w->cfg, conn_inbound(c), ob, hs->target, a, w->stats.egress)) {
+		if (egress_refused(w->cfg, conn_inbound(c), ob, hs->target,
+		                   c->user ? c->user->name : NULL, a, w->stats.egress)) {
 			/* All refused: REP 02 / 403; a connect error of another address wins. */
 			if (!hs->last_err)
 				hs->last_err = -EACCES;

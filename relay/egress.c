@@ -229,8 +229,8 @@ static enum egress_verdict private_check(const struct outbound *ob,
 
 static enum egress_verdict decide(const struct config *cfg, const struct inbound *in,
                                   const struct outbound *ob, const struct proto_target *t,
-                                  const struct sockaddr_storage *a, egress_owned_fn owned,
-                                  int *rule)
+                                  const char *user, const struct sockaddr_storage *a,
+                                  egress_owned_fn owned, int *rule)
 {
 	enum egress_verdict v;
 
@@ -238,7 +238,7 @@ static enum egress_verdict decide(const struct config *cfg, const struct inbound
 	if (a->ss_family != AF_INET && a->ss_family != AF_INET6)
 		return EGRESS_UNKNOWN;
 	if (ob->type == OUTBOUND_DIRECT && t->kind == TARGET_DOMAIN && !(in && in->outbound >= 0)) {
-		*rule = route_rule_for(cfg, t, a);
+		*rule = route_rule_for(cfg, t, a, user);
 		if (*rule >= 0 && cfg->outbounds[cfg->rules[*rule].outbound].type == OUTBOUND_BLOCK)
 			return EGRESS_RULE;
 	}
@@ -250,20 +250,21 @@ static enum egress_verdict decide(const struct config *cfg, const struct inbound
 
 enum egress_verdict egress_decide(const struct config *cfg, const struct inbound *in,
                                   const struct outbound *ob, const struct proto_target *t,
-                                  const struct sockaddr_storage *a, egress_owned_fn owned)
+                                  const char *user, const struct sockaddr_storage *a,
+                                  egress_owned_fn owned)
 {
 	int rule;
 
-	return decide(cfg, in, ob, t, a, owned, &rule);
+	return decide(cfg, in, ob, t, user, a, owned, &rule);
 }
 
 bool egress_refused(const struct config *cfg, const struct inbound *in, const struct outbound *ob,
-                    const struct proto_target *t, const struct sockaddr_storage *a,
-                    uint64_t counters[EGRESS_N])
+                    const struct proto_target *t, const char *user,
+                    const struct sockaddr_storage *a, uint64_t counters[EGRESS_N])
 {
 	char addr[SA_STR_MAX];
 	int rule;
-	enum egress_verdict v = decide(cfg, in, ob, t, a, hostaddr_owned, &rule);
+	enum egress_verdict v = decide(cfg, in, ob, t, user, a, hostaddr_owned, &rule);
 	const char *via = ob->type == OUTBOUND_DIRECT ? "" : " (upstream server)";
 
 	if (v == EGRESS_OK)

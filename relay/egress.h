@@ -34,7 +34,7 @@ const char *egress_private_range(const struct sockaddr_storage *a);
 typedef int (*egress_owned_fn)(const struct sockaddr_storage *a, uint32_t fwmark);
 
 /*
- * May a connection for request `t`, from inbound `in`, routed to outbound
+ * May a connection for request `t` (of `user`, NULL: none), from inbound `in`, routed to outbound
  * `ob`, connect to `a`? `a` is one address of the target (ob is direct) or
  * of the upstream server (ob is socks5), about to be connected. In order:
  *  1. EGRESS_RULE: ob is direct, t is a name and `in` has no forced
@@ -50,7 +50,8 @@ typedef int (*egress_owned_fn)(const struct sockaddr_storage *a, uint32_t fwmark
  */
 enum egress_verdict egress_decide(const struct config *cfg, const struct inbound *in,
                                   const struct outbound *ob, const struct proto_target *t,
-                                  const struct sockaddr_storage *a, egress_owned_fn owned);
+                                  const char *user, const struct sockaddr_storage *a,
+                                  egress_owned_fn owned);
 
 /*
  * egress_decide() with the kernel's answer (hostaddr_owned()); when the
@@ -58,7 +59,7 @@ enum egress_verdict egress_decide(const struct config *cfg, const struct inbound
  * limited per reason) and returns true.
  */
 bool egress_refused(const struct config *cfg, const struct inbound *in, const struct outbound *ob,
-                    const struct proto_target *t, const struct sockaddr_storage *a,
-                    uint64_t counters[EGRESS_N]);
+                    const struct proto_target *t, const char *user,
+                    const struct sockaddr_storage *a, uint64_t counters[EGRESS_N]);
 
 #endif

@@ -81,8 +81,18 @@ static bool cidr_match(const struct rule *r, const struct sockaddr_storage *a)
 	       route_prefix_match(in6addr_loopback.s6_addr, r->addr, r->prefix);
 }
 
+bool route_user_match(const struct rule *r, const char *user)
+{
+	if (!user)
+		return false;
+	for (const char *n = r->users; *n; n += strlen(n) + 1)
+		if (strcmp(n, user) == 0)
+			return true;
+	return false;
+}
+
 int route_rule_for(const struct config *cfg, const struct proto_target *t,
-                   const struct sockaddr_storage *a)
+                   const struct sockaddr_storage *a, const char *user)
 {
 	for (size_t i = 0; i < cfg->n_rules; i++) {
 		const struct rule *r = &cfg->rules[i];
@@ -98,6 +108,9 @@ int route_rule_for(const struct config *cfg, const struct proto_target *t,
 		case RULE_DOMAIN:
 			hit = t->kind == TARGET_DOMAIN && route_domain_match(t->host, r->domain);
 			break;
+		case RULE_USER:
+			hit = route_user_match(r, user);
+			break;
 		}
 		if (hit)
 			return (int)i;
@@ -105,12 +118,13 @@ int route_rule_for(const struct config *cfg, const struct proto_target *t,
 	return -1;
 }
 
-int route_pick(const struct config *cfg, const struct inbound *in, const struct proto_target *t)
+int route_pick(const struct config *cfg, const struct inbound *in, const struct proto_target *t,
+               const char *user)
 {
 	int i;
 
 	if (in && in->outbound >= 0)
 		return in->outbound;
-	i = route_rule_for(cfg, t, t->kind == TARGET_IP ? &t->addr : NULL);
+	i = route_rule_for(cfg, t, t->kind == TARGET_IP ? &t->addr : NULL, user);
 	return i >= 0 ? cfg->rules[i].outbound : cfg->route_default;
 }

@@ -6,16 +6,20 @@
 #include "config.h"
 #include "proto.h"
 
-/* Outbound index for `t` arriving on inbound `in`. */
-int route_pick(const struct config *cfg, const struct inbound *in, const struct proto_target *t);
+/* Outbound index for `t` arriving on inbound `in` from `user` (NULL: none logged in). */
+int route_pick(const struct config *cfg, const struct inbound *in, const struct proto_target *t,
+               const char *user);
 /*
  * Index into cfg->rules of the first rule that matches a connection to
  * address `a` (NULL: not known yet) for request `t`: cidr rules look at `a`,
- * port rules at t->port, domain rules at t->host when t is a TARGET_DOMAIN.
+ * port rules at t->port, domain rules at t->host when t is a TARGET_DOMAIN,
+ * user rules at `user` (the name the client logged in with; NULL: none).
  * -1 when none matches. route_pick() is this with a = the IP target.
  */
 int route_rule_for(const struct config *cfg, const struct proto_target *t,
-                   const struct sockaddr_storage *a);
+                   const struct sockaddr_storage *a, const char *user);
+/* Whether `user` is one of a RULE_USER's names. */
+bool route_user_match(const struct rule *r, const char *user);
 /* True when a dotted name equals `suffix` or ends with "." + suffix (ASCII case-insensitive). */
 bool route_domain_match(const char *name, const char *suffix);
 /* True when the first `bits` bits of a and net agree. */

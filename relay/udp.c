@@ -19,6 +19,7 @@
 #include "socks5_udp.h"
 #include "sockaddr.h"
 #include "udp.h"
+#include "user_acct.h"
 #include "worker.h"
 
 /*
@@ -317,6 +318,16 @@ void udp_assoc_adopt(struct udp_assoc *a, int fd, uint32_t src_slot)
 	udp_arm(a, UDP_OP_CTL, fd, POLLIN | POLLRDHUP);
 }
 
+void udp_assoc_adopt_user(struct udp_assoc *a, struct user_acct *u)
+{
+	a->user = u;
+}
+
+const char *udp_user(const struct udp_assoc *a)
+{
+	return a->user ? a->user->name : NULL;
+}
+
 /* The control connection is readable: frames (UDP-in-TCP), or bytes to drop, or its end. */
 static bool ctl_readable(struct udp_assoc *a)
 {
@@ -355,7 +366,7 @@ void udp_send_to(struct udp_assoc *a, const struct outbound *ob, const struct pr
 	int fd;
 
 	unmap(&to);
-	if (egress_refused(w->cfg, in, ob, t, &to, w->stats.egress))
+	if (egress_refused(w->cfg, in, ob, t, udp_user(a), &to, w->stats.egress))
 		return;
 	fd = out_socket(a, ob, to.ss_family);
 	if (fd < 0) {
@@ -370,13 +381,15 @@ void udp_send_up(struct udp_assoc *a, const struct proto_target *t, const uint8_
 {
 	struct worker *w = a->w;
 	const struct config *cfg = w->cfg;
-	const struct outbound *ob = &cfg->outbounds[route_pick(cfg, &cfg->inbounds[a->inbound], t)];
+	const struct outbound *ob =
+	        &cfg->outbounds[route_pick(cfg, &cfg->inbounds[a->inbound], t, udp_user(a))];
 
 	note_port(a, t->port);
 	if (ob->type == OUTBOUND_BLOCK) {
 		w->stats.udp_blocked++;
 		return;
 	}
+	a->user_up += n; /* the user's bytes: what is routed out (a later drop is still counted) */
 	if (ob->type == OUTBOUND_SOCKS5 && ob->udp_mode != OUTBOUND_UDP_OFF) {
 		udp_up_send(a, ob, t, d, n); /* a name goes to the upstream as a name */
 		return;
@@ -425,6 +438,7 @@ void udp_deliver(struct udp_assoc *a, const uint8_t *d, size_t n, const struct s
 	size_t hl;
 	struct sockaddr_in6 mapped;
 
+	a->user_down += n;
 	if (a->tcp_fd >= 0) {
 		udp_tcp_down(a, hdr,
 		             sa ? socks5_tcpudp_put_header_sa(hdr, sa, n)
@@ -597,6 +611,8 @@ static void release(struct loop *l, struct loop_obj *o)
 		close(a->fd);
 	if (a->ctl_fd >= 0)
 		close(a->ctl_fd);
+	if (a->user)
+		user_acct_close(a->user, a->user_up, a->user_down);
 	if (a->counted) {
 		source_limit_put(w->srv->per_source, a->src_slot);
 		w->n_conns--;

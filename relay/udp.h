@@ -126,7 +126,16 @@ struct udp_assoc {
 	/* To be closed at the end of the turn (on w->udp_doomed): udp_assoc_doom(). */
 	bool doomed;
 	struct list_node doom;
+	/*
+	 * Who logged in on the control connection (NULL: nobody): its rules
+	 * route each datagram; it counts as one of the user's connections, and
+	 * the payload bytes queued each way are added to the user's at the end.
+	 */
+	struct user_acct *user;
+	uint64_t user_up, user_down;
 };
+/* The name the association's client logged in with, or NULL. */
+const char *udp_user(const struct udp_assoc *a);
 
 /* Datagrams queued for one socket, sent with one sendmmsg(2) (udp_tx.c); the worker's. */
 enum { UDP_TX_MAX = UDP_BATCH };
@@ -169,6 +178,8 @@ int udp_assoc_open_tcp(struct conn *c, int tcp_fd, struct udp_assoc **out);
  * that asked can go (conn_handed_over()).
  */
 void udp_assoc_adopt(struct udp_assoc *a, int fd, uint32_t src_slot);
+/* It also takes over the connection's place among its user's connections (user_acct_open()). */
+void udp_assoc_adopt_user(struct udp_assoc *a, struct user_acct *u);
 /* tcp_fd is readable: frames in, datagrams out. false: close it. */
 bool udp_tcp_readable(struct udp_assoc *a);
 /* Bytes the client sent right behind its request (the handshake buffer's): frames too. */

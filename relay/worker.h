@@ -29,6 +29,7 @@ struct listener;
 	X(hs_bad, "malformed or refused handshakes")                               \
 	X(no_original_dst, "transparent: no original destination")                 \
 	X(auth_failed, "authentication failures")                                  \
+	X(refused_user, "requests refused: the user is at its max-connections")    \
 	X(auth_throttled, "logins refused: the source failed max-auth-failures")   \
 	X(hs_timeouts, "handshakes over handshake-timeout")                        \
 	X(idle_timeouts, "relays closed after idle-timeout")                       \
@@ -77,7 +78,8 @@ struct server {
 	struct auth_guard *guard;        /* failed logins per source, every worker's */
 	struct source_limit *per_source; /* open connections per source, every worker's */
 	struct stats_group stats;        /* "relay": every worker's counters summed */
-	int alog_fd; /* access-log, opened by main (-1: off); each worker dups it */
+	int alog_fd;              /* access-log, opened by main (-1: off); each worker dups it */
+	struct user_accts *accts; /* per-user counters and limits, every worker's */
 };
 
 enum worker_msg {

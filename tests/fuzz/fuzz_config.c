@@ -102,6 +102,11 @@ static void check_rule(const struct config *c, const struct rule *r)
 		for (const char *s = r->domain; *s; s++)
 			CHECK(!(*s >= 'A' && *s <= 'Z'));
 		break;
+	case RULE_USER: /* at least one name, each a valid user name */
+		CHECK(r->users && *r->users && !r->domain);
+		for (const char *n = r->users; *n; n += strlen(n) + 1)
+			CHECK(!users_check_name(n, strlen(n)));
+		break;
 	default:
 		CHECK(!"rule kind");
 	}
@@ -109,6 +114,13 @@ static void check_rule(const struct config *c, const struct rule *r)
 
 static void check_config(const struct config *c)
 {
+	for (size_t i = 0; i < c->n_users; i++) {
+		CHECK(c->users[i].name &&
+		      !users_check_name(c->users[i].name, strlen(c->users[i].name)));
+		CHECK(c->users[i].line >= 1 && c->users[i].max_conns <= 10000000);
+		for (size_t j = 0; j < i; j++)
+			CHECK(strcmp(c->users[i].name, c->users[j].name) != 0);
+	}
 	/* Something to run: an inbound, or a [wireguard NAME] interface alone. */
 	CHECK((c->n_inbounds >= 1 || c->n_wireguards >= 1) && c->n_inbounds <= CONFIG_MAX_INBOUNDS);
 	/* "direct" and "block" always exist, defined or implicit */

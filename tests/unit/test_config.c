@@ -540,8 +540,9 @@ static void test_errors(void)
 	static const struct {
 		const char *text, *expected;
 	} cases[] = {
-	        {"[foo]\nx = 1\n" IN, "t.ini:1: [foo]: unknown section (expected [main], [inbound "
-	                              "NAME], [outbound NAME], [route] or [wireguard NAME])\n"},
+	        {"[foo]\nx = 1\n" IN,
+	         "t.ini:1: [foo]: unknown section (expected [main], [inbound "
+	         "NAME], [outbound NAME], [route], [user NAME] or [wireguard NAME])\n"},
 	        {"[wireguard wg0]\n", "t.ini:1: [wireguard wg0]: missing key: config (the wg-quick "
 	                              "file)\n"},
 	        {"[wireguard]\nconfig = a\n" IN, "t.ini:1: [wireguard]: needs a name: [wireguard "
@@ -748,7 +749,19 @@ static void test_errors(void)
 	        {IN "[route]\nrule = cidr example.com -> block\n",
 	         "t.ini:5: [route] rule: cidr \"example.com\" is not an address/prefix\n"},
 	        {IN "[route]\nrule = subnet 10.0.0.0/8 -> block\n",
-	         "t.ini:5: [route] rule: unknown rule kind \"subnet\" (cidr, port or domain)\n"},
+	         "t.ini:5: [route] rule: unknown rule kind \"subnet\" (cidr, port, domain or user)\n"},
+	        {"[inbound s]\ntype = socks5\nlisten = 127.0.0.1:1080\n[route]\nrule = user a:b -> block\n",
+	         "t.ini:5: [route] rule: user \"a:b\" names a user with ':' or a control character\n"},
+	        {"[inbound s]\ntype = socks5\nlisten = 127.0.0.1:1080\n[route]\nrule = user -> block\n",
+	         "t.ini:5: [route] rule: user: expected one value before \"->\"\n"},
+	        {"[user]\n" IN, "t.ini:1: [user]: needs a name: [user NAME]\n"},
+	        {"[user a:b]\n" IN,
+	         "t.ini:1: [user a:b]: user name contains a space, ':' or a control character\n"},
+	        {"[user al]\nmax-connections = 0\n" IN,
+	         "t.ini:2: [user al] max-connections: \"0\" is out of range (1..10000000)\n"},
+	        {"[user al]\n[user al]\n" IN,
+	         "t.ini:2: [user al]: duplicate section (first on line 1)\n"},
+	        {"[user al]\nspeed = 1\n" IN, "t.ini:2: [user al] speed: unknown key\n"},
 	        {IN "[route]\nrule = port 100-10 -> block\n",
 	         "t.ini:5: [route] rule: port \"100-10\" is an empty range (lo > hi)\n"},
 	        {IN "[route]\nrule = port 0 -> block\n",

@@ -61,7 +61,7 @@ static enum egress_verdict decide(const struct config *c, const char *in, const 
 			inb = &c->inbounds[i];
 	if (ob < 0 || !inb)
 		abort();
-	return egress_decide(c, inb, &c->outbounds[ob], t, &a, fake_owned);
+	return egress_decide(c, inb, &c->outbounds[ob], t, NULL, &a, fake_owned);
 }
 
 static void test_private_ranges(void)
@@ -303,10 +303,10 @@ static void test_refused_counts(void)
 	if (!c)
 		return;
 	direct = config_outbound_index(c, "direct");
-	T_ASSERT(egress_refused(c, &c->inbounds[0], &c->outbounds[direct], &lh, &a, n));
-	T_ASSERT(egress_refused(c, &c->inbounds[0], &c->outbounds[direct], &lh, &a, n));
-	T_ASSERT(!egress_refused(c, &c->inbounds[0], &c->outbounds[direct], &lh, &b, n));
-	T_ASSERT(egress_refused(c, &c->inbounds[1], &c->outbounds[direct], &lh, &self, n));
+	T_ASSERT(egress_refused(c, &c->inbounds[0], &c->outbounds[direct], &lh, NULL, &a, n));
+	T_ASSERT(egress_refused(c, &c->inbounds[0], &c->outbounds[direct], &lh, NULL, &a, n));
+	T_ASSERT(!egress_refused(c, &c->inbounds[0], &c->outbounds[direct], &lh, NULL, &b, n));
+	T_ASSERT(egress_refused(c, &c->inbounds[1], &c->outbounds[direct], &lh, NULL, &self, n));
 	T_EQ_INT(n[EGRESS_RULE], 2);
 	T_EQ_INT(n[EGRESS_SELF], 1);
 	T_EQ_INT(n[EGRESS_OK], 0);

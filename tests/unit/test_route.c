@@ -26,13 +26,13 @@ enum { OUT_A, OUT_B, OUT_C, OUT_DIRECT, OUT_BLOCK };
 static int pick_ip(const struct config *c, const char *addr, uint16_t port)
 {
 	struct proto_target t = t_ip(addr, port);
-	return route_pick(c, NULL, &t);
+	return route_pick(c, NULL, &t, NULL);
 }
 
 static int pick_dom(const struct config *c, const char *host, uint16_t port)
 {
 	struct proto_target t = t_name(host, port);
-	return route_pick(c, NULL, &t);
+	return route_pick(c, NULL, &t, NULL);
 }
 
 static void test_domain_exact_and_sub(void)
@@ -259,7 +259,7 @@ static int pick_sent(const struct config *c, const char *host, uint16_t port)
 	struct proto_target t = t_name(host, port);
 
 	proto_target_ip_literal(&t);
-	return route_pick(c, NULL, &t);
+	return route_pick(c, NULL, &t, NULL);
 }
 
 /* Every spelling of the loopback the resolver would accept meets the cidr rule. */
@@ -306,7 +306,7 @@ static int rule_for(const struct config *c, const char *host, uint16_t port, con
 {
 	struct proto_target t = t_name(host, port), a = t_ip(addr, port);
 
-	return route_rule_for(c, &t, &a.addr);
+	return route_rule_for(c, &t, &a.addr, NULL);
 }
 
 /*
@@ -339,7 +339,8 @@ static void test_rule_for_resolved_address(void)
 	T_EQ_INT(rule_for(c, "localhost", 80, "127.0.0.1"), 3);
 	T_EQ_INT(rule_for(c, "localhost", 80, "0.0.0.0"), 3);
 	T_EQ_INT(rule_for(c, "example.org", 80, "192.0.2.1"), -1);
-	T_EQ_INT(route_rule_for(c, &(struct proto_target){.kind = TARGET_DOMAIN, .port = 80}, NULL),
+	T_EQ_INT(route_rule_for(c, &(struct proto_target){.kind = TARGET_DOMAIN, .port = 80}, NULL,
+	                        NULL),
 	         -1);
 	config_free(c);
 }
@@ -398,7 +399,7 @@ static void test_domains(void)
 	/* an IP target never matches a domain rule, whatever its text form says */
 	struct proto_target t = t_ip("192.0.2.1", 443);
 	snprintf(t.host, sizeof(t.host), "www.example.com");
-	T_EQ_INT(route_pick(c, NULL, &t), OUT_C);
+	T_EQ_INT(route_pick(c, NULL, &t, NULL), OUT_C);
 	config_free(c);
 }
 
@@ -422,9 +423,9 @@ static void test_domain_target_skips_cidr(void)
 	t = t_ip("10.1.2.3", 80);
 	t.kind = TARGET_DOMAIN;
 	snprintf(t.host, sizeof(t.host), "www.example.com");
-	T_EQ_INT(route_pick(c, NULL, &t), OUT_B);
+	T_EQ_INT(route_pick(c, NULL, &t, NULL), OUT_B);
 	snprintf(t.host, sizeof(t.host), "other.net");
-	T_EQ_INT(route_pick(c, NULL, &t), OUT_C);
+	T_EQ_INT(route_pick(c, NULL, &t, NULL), OUT_C);
 	/* the same address as an IP target does match */
 	T_EQ_INT(pick_ip(c, "10.1.2.3", 80), OUT_A);
 	config_free(c);
@@ -510,16 +511,16 @@ static void test_inbound_forced(void)
 	T_EQ_INT(c->n_inbounds, 3);
 	T_EQ_INT(c->inbounds[0].outbound, -1);
 	/* s follows [route] */
-	T_EQ_INT(route_pick(c, &c->inbounds[0], &t1), direct);
-	T_EQ_INT(route_pick(c, &c->inbounds[0], &t2), direct);
-	T_EQ_INT(route_pick(c, &c->inbounds[0], &t3), 0);
+	T_EQ_INT(route_pick(c, &c->inbounds[0], &t1, NULL), direct);
+	T_EQ_INT(route_pick(c, &c->inbounds[0], &t2, NULL), direct);
+	T_EQ_INT(route_pick(c, &c->inbounds[0], &t3, NULL), 0);
 	/* f and h ignore every rule and the default */
-	T_EQ_INT(route_pick(c, &c->inbounds[1], &t1), 1);
-	T_EQ_INT(route_pick(c, &c->inbounds[1], &t2), 1);
-	T_EQ_INT(route_pick(c, &c->inbounds[1], &t3), 1);
-	T_EQ_INT(route_pick(c, &c->inbounds[2], &t1), config_outbound_index(c, "block"));
-	T_EQ_INT(route_pick(c, &c->inbounds[2], &t2), config_outbound_index(c, "block"));
-	T_EQ_INT(route_pick(c, &c->inbounds[2], &t3), config_outbound_index(c, "block"));
+	T_EQ_INT(route_pick(c, &c->inbounds[1], &t1, NULL), 1);
+	T_EQ_INT(route_pick(c, &c->inbounds[1], &t2, NULL), 1);
+	T_EQ_INT(route_pick(c, &c->inbounds[1], &t3, NULL), 1);
+	T_EQ_INT(route_pick(c, &c->inbounds[2], &t1, NULL), config_outbound_index(c, "block"));
+	T_EQ_INT(route_pick(c, &c->inbounds[2], &t2, NULL), config_outbound_index(c, "block"));
+	T_EQ_INT(route_pick(c, &c->inbounds[2], &t3, NULL), config_outbound_index(c, "block"));
 	config_free(c);
 }
 
@@ -552,6 +553,44 @@ static void test_many_rules(void)
 	config_free(c);
 }
 
+/* user rules: the logged-in name, among several, in file order with the others. */
+static void test_users(void)
+{
+	struct config *c = load(OUTS "[route]\n"
+	                             "default = c\n"
+	                             "rule = port 22 -> block\n"
+	                             "rule = user alice  bob -> a\n"
+	                             "rule = user carol -> b\n"
+	                             "rule = cidr 10.0.0.0/8 -> block\n");
+	struct proto_target t;
+	struct sockaddr_storage ten;
+
+	T_ASSERT(c);
+	if (!c)
+		return;
+	t = t_ip("192.0.2.1", 443);
+	T_EQ_INT(route_pick(c, NULL, &t, "alice"), OUT_A);
+	T_EQ_INT(route_pick(c, NULL, &t, "bob"), OUT_A);
+	T_EQ_INT(route_pick(c, NULL, &t, "carol"), OUT_B);
+	T_EQ_INT(route_pick(c, NULL, &t, "Alice"), OUT_C); /* names are exact */
+	T_EQ_INT(route_pick(c, NULL, &t, "ali"), OUT_C);
+	T_EQ_INT(route_pick(c, NULL, &t, "alicebob"), OUT_C);
+	T_EQ_INT(route_pick(c, NULL, &t, NULL), OUT_C); /* nobody logged in */
+	/* an earlier rule still wins over a user rule, and a later one loses to it */
+	t = t_ip("192.0.2.1", 22);
+	T_EQ_INT(route_pick(c, NULL, &t, "alice"), OUT_BLOCK);
+	t = t_ip("10.1.2.3", 80);
+	T_EQ_INT(route_pick(c, NULL, &t, "alice"), OUT_A);
+	T_EQ_INT(route_pick(c, NULL, &t, "dave"), OUT_BLOCK);
+	/* a name resolved to 10/8: the rule deciding that address is alice's own, not the block */
+	ten = t_ip("10.1.2.3", 80).addr;
+	t = (struct proto_target){.kind = TARGET_DOMAIN, .port = 80};
+	snprintf(t.host, sizeof(t.host), "intranet.example");
+	T_EQ_INT(route_rule_for(c, &t, &ten, "alice"), 1);
+	T_EQ_INT(route_rule_for(c, &t, &ten, "dave"), 3);
+	config_free(c);
+}
+
 int main(void)
 {
 	T_RUN(test_domain_exact_and_sub);
@@ -572,5 +611,6 @@ int main(void)
 	T_RUN(test_default);
 	T_RUN(test_inbound_forced);
 	T_RUN(test_many_rules);
+	T_RUN(test_users);
 	return t_finish();
 }

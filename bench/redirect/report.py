@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""bench/redirect/report.py RESULTS.jsonl: the markdown table of a bench/redirect/run.
+
+Medians over the rounds with the range (min-max); CPU-seconds per GB are the redirector's
+own (utime + stime of its process tree over each iperf3 run, per GB iperf3 moved). Then the
+issue's targets: spliced's redirect inbound >= 1.5x redsocks' throughput at <= 0.5x its CPU
+per GB, both through the same socks5 upstream, in the same run.
+"""
+import json, statistics as st, sys
+
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+meta = next((r for r in rows if r.get("kind") == "meta"), {})
+runs = [r for r in rows if r.get("kind") == "tput"]
+targets = meta.get("targets", "").split() or sorted({r["target"] for r in runs})
+modes = [(1, "up"), (1, "down"), (4, "up"), (4, "down")]
+
+
+def pick(t, s, d):
+    return [r for r in runs if r["target"] == t and r["streams"] == s and r["dir"] == d]
+
+
+def per_gb(r):
+    return (r["ticks"] / r["hz"]) / (r["bytes"] / 1e9) if r["bytes"] else float("inf")
+
+
+def med(xs, fmt):
+    if not xs:
+        return "-"
+    m = st.median(xs)
+    return (fmt % m) + (" (%s-%s)" % (fmt % min(xs), fmt % max(xs)) if len(xs) > 1 else "")
+
+
+print("# bench/redirect: %s" % meta.get("date", "?"))
+print()
+print("Machine: %s. Client, router and server namespaces over veth (MTU %s); %s rounds of %s s, "
+      "order rotated every round. Medians (min-max). CPU is the redirector's own; the socks5 "
+      "upstream (spliced, in the server namespace) is not counted."
+      % (meta.get("machine", "?"), meta.get("mtu"), meta.get("rounds"), meta.get("duration")))
+print()
+print("| streams, direction | " + " | ".join(targets) + " |")
+print("|---|" + "---|" * len(targets))
+for s, d in modes:
+    cells = []
+    for t in targets:
+        rs = pick(t, s, d)
+        g = med([r["gbps"] for r in rs], "%.2f")
+        c = med([per_gb(r) for r in rs], "%.2f") if t != "none" else ""
+        cells.append(g + " Gbit/s" + ("<br>%s CPU-s/GB" % c if c else ""))
+    print("| %d, %s | %s |" % (s, d, " | ".join(cells)))
+print()
+print("## Targets")
+print()
+if "spliced" in targets and "redsocks" in targets:
+    for s, d in modes:
+        a, b = pick("spliced", s, d), pick("redsocks", s, d)
+        if not a or not b:
+            continue
+        tq = st.median([r["gbps"] for r in a]) / st.median([r["gbps"] for r in b])
+        cq = st.median([per_gb(r) for r in a]) / st.median([per_gb(r) for r in b])
+        print("- %d stream%s %s: throughput spliced/redsocks **%.2fx** (target >= 1.5: %s), "
+              "CPU per GB **%.2fx** (target <= 0.5: %s)"
+              % (s, "" if s == 1 else "s", d, tq, "met" if tq >= 1.5 else "NOT met", cq,
+                 "met" if cq <= 0.5 else "NOT met"))
