@@ -36,7 +36,9 @@
 static const char resp_200[] = "HTTP/1.1 200 Connection established\r\n\r\n";
 static const char resp_400[] = ERROR_RESPONSE("400 Bad Request", "");
 static const char resp_403[] = ERROR_RESPONSE("403 Forbidden", "");
-static const char resp_405[] = ERROR_RESPONSE("405 Method Not Allowed", "Allow: CONNECT\r\n");
+static const char resp_405[] =
+        ERROR_RESPONSE("405 Method Not Allowed",
+                       "Allow: CONNECT, GET, HEAD, POST, PUT, DELETE, OPTIONS, PATCH\r\n");
 static const char resp_407[] = ERROR_RESPONSE("407 Proxy Authentication Required",
                                               "Proxy-Authenticate: Basic realm=\"spliced\"\r\n");
 static const char resp_431[] = ERROR_RESPONSE("431 Request Header Fields Too Large", "");
@@ -224,8 +226,68 @@ static int parse_authority(struct proto_target *t, const uint8_t *p, size_t n)
 	return 0;
 }
 
+/* The methods forwarded in absolute-form: RFC 9110 section 9.3 but CONNECT and TRACE, and PATCH. */
+static bool forwarded_method(const uint8_t *p, size_t n)
+{
+	static const char *const m[] = {"GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH"};
+
+	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++)
+		if (n == strlen(m[i]) && memcmp(p, m[i], n) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * absolute-form (RFC 9112 section 3.2.2) with the http scheme:
+ * "http://" authority [ path-abempty ] [ "?" query ]; the authority has no
+ * userinfo, its port defaults to 80. base: the start of the head, for the
+ * offsets kept in h->fwd.
+ */
+static int parse_absolute(struct http_connect *h, const uint8_t *base, const uint8_t *p, size_t n)
+{
+	char hp[PROTO_HOST_MAX + 16];
+	size_t alen = 0;
+	const uint8_t *a;
+	bool has_port = false;
+
+	if (n < 8 || !eq_nocase(p, 7, "http://"))
+		return -EINVAL;
+	a = p + 7;
+	n -= 7;
+	while (alen < n && a[alen] != '/' && a[alen] != '?' && a[alen] != '#')
+		alen++;
+	if (alen == 0 || alen > PROTO_HOST_MAX + 7 || memchr(a, '@', alen))
+		return -EINVAL;
+	for (size_t i = alen; i < n; i++)
+		if (a[i] == '#' || a[i] <= ' ' || a[i] == 0x7f)
+			return -EINVAL; /* a fragment is never sent; nor a blank or control */
+	/* A port is what follows the last ':' outside the brackets of an IPv6 literal. */
+	if (a[0] == '[') {
+		const uint8_t *close = memchr(a, ']', alen);
+		if (!close)
+			return -EINVAL;
+		has_port = (size_t)(close - a) + 1 < alen;
+	} else {
+		has_port = memchr(a, ':', alen) != NULL;
+	}
+	memcpy(hp, a, alen);
+	if (has_port)
+		hp[alen] = '\0';
+	else
+		memcpy(hp + alen, ":80", 4);
+	if (parse_authority(&h->target, (const uint8_t *)hp, strlen(hp)) < 0)
+		return -EINVAL;
+	h->fwd.auth_off = (size_t)(a - base);
+	h->fwd.auth_len = alen;
+	h->fwd.has_path = alen < n;
+	h->fwd.path_off = (size_t)(a + alen - base);
+	h->fwd.path_len = n - alen;
+	return 0;
+}
+
 /* METHOD SP request-target SP HTTP-version (RFC 9112 section 3). */
-static enum proto_res parse_request_line(struct http_connect *h, const uint8_t *p, size_t n)
+static enum proto_res parse_request_line(struct http_connect *h, const uint8_t *base,
+                                         const uint8_t *p, size_t n)
 {
 	const uint8_t *sp1, *sp2, *target, *version;
 	size_t mlen, tlen, vlen;
@@ -251,10 +313,20 @@ static enum proto_res parse_request_line(struct http_connect *h, const uint8_t *
 	if (vlen != 8 || memcmp(version, "HTTP/1.", 7) != 0 || version[7] < '0' || version[7] > '9')
 		return fail(h, HTTP_ERR_MALFORMED);
 	/* Method names are case-sensitive (RFC 9110 section 9.1). */
-	if (mlen != 7 || memcmp(p, "CONNECT", 7) != 0)
+	if (mlen == 7 && memcmp(p, "CONNECT", 7) == 0) {
+		if (parse_authority(&h->target, target, tlen) < 0)
+			return fail(h, HTTP_ERR_MALFORMED);
+		return PROTO_REQUEST;
+	}
+	if (!forwarded_method(p, mlen))
 		return fail(h, HTTP_ERR_METHOD);
-	if (parse_authority(&h->target, target, tlen) < 0)
-		return fail(h, HTTP_ERR_MALFORMED);
+	if (parse_absolute(h, base, target, tlen) < 0)
+		return fail(h, HTTP_ERR_MALFORMED); /* origin-form to a proxy, https://, ... */
+	h->forward = true;
+	h->fwd.method_off = (size_t)(p - base);
+	h->fwd.method_len = mlen;
+	h->fwd.minor = (unsigned)(version[7] - '0');
+	h->fwd.head = mlen == 4 && memcmp(p, "HEAD", 4) == 0;
 	return PROTO_REQUEST;
 }
 
@@ -299,6 +371,101 @@ out:
 	return res;
 }
 
+static bool token_in(const uint8_t *v, size_t n, const char *tok, bool *other)
+{
+	bool found = false;
+	size_t i = 0;
+
+	while (i < n) {
+		size_t s, e;
+
+		while (i < n && (v[i] == ' ' || v[i] == '\t' || v[i] == ','))
+			i++;
+		s = i;
+		while (i < n && v[i] != ',')
+			i++;
+		e = i;
+		while (e > s && (v[e - 1] == ' ' || v[e - 1] == '\t'))
+			e--;
+		if (e == s)
+			continue;
+		if (eq_nocase(v + s, e - s, tok))
+			found = true;
+		else if (other)
+			*other = true;
+	}
+	return found;
+}
+
+/*
+ * A field of a request to forward: its framing (Content-Length,
+ * Transfer-Encoding), Expect, and Connection's options and the names it
+ * lists. -1: refused (a framing that could be read two ways, or one we do
+ * not relay).
+ */
+static int fwd_field(struct http_connect *h, const uint8_t *base, const uint8_t *name, size_t nlen,
+                     const uint8_t *v, size_t vlen)
+{
+	struct http_fwd_req *f = &h->fwd;
+
+	if (eq_nocase(name, nlen, "Content-Length")) {
+		uint64_t x = 0;
+
+		if (vlen == 0 || vlen > 18)
+			return -1;
+		for (size_t i = 0; i < vlen; i++) {
+			if (v[i] < '0' || v[i] > '9')
+				return -1; /* "5, 5" too: one value, once, or it is refused */
+			x = x * 10 + (uint64_t)(v[i] - '0');
+		}
+		if (f->has_length && x != f->length)
+			return -1;
+		f->has_length = true;
+		f->length = x;
+	} else if (eq_nocase(name, nlen, "Transfer-Encoding")) {
+		/* Only "chunked", once: any other coding we could not find the end of. */
+		if (f->chunked || !eq_nocase(v, vlen, "chunked"))
+			return -1;
+		f->chunked = true;
+	} else if (eq_nocase(name, nlen, "Expect")) {
+		if (!eq_nocase(v, vlen, "100-continue"))
+			return -1; /* 417 would be the answer; 400 is as final */
+		f->expect_continue = true;
+	} else if (eq_nocase(name, nlen, "Connection") ||
+	           eq_nocase(name, nlen, "Proxy-Connection")) {
+		bool other = false;
+
+		if (token_in(v, vlen, "close", &other))
+			f->client_close = true;
+		if (token_in(v, vlen, "keep-alive", NULL))
+			f->keep_alive = true;
+		if (other && eq_nocase(name, nlen, "Connection")) {
+			size_t i = 0;
+
+			while (i < vlen) { /* the names it lists are hop-by-hop too */
+				size_t s, e;
+
+				while (i < vlen && (v[i] == ' ' || v[i] == '\t' || v[i] == ','))
+					i++;
+				s = i;
+				while (i < vlen && v[i] != ',')
+					i++;
+				e = i;
+				while (e > s && (v[e - 1] == ' ' || v[e - 1] == '\t'))
+					e--;
+				if (e == s || eq_nocase(v + s, e - s, "close") ||
+				    eq_nocase(v + s, e - s, "keep-alive"))
+					continue;
+				if (f->n_hop == HTTP_FWD_HOP_MAX)
+					return -1;
+				f->hop_off[f->n_hop] = (size_t)(v + s - base);
+				f->hop_len[f->n_hop++] = e - s;
+			}
+		}
+	}
+	return 0;
+}
+
 /* The complete head [0, end): request line, then field lines (RFC 9112 section 5). */
 static enum proto_res parse_head(struct http_connect *h, const uint8_t *buf, size_t end)
 {
@@ -313,7 +480,7 @@ static enum proto_res parse_head(struct http_connect *h, const uint8_t *buf, siz
 			return fail(h, HTTP_ERR_MALFORMED);
 		n = next_line(buf, end, &pos, &line);
 	} while (n == 0);
-	res = parse_request_line(h, line, n);
+	res = parse_request_line(h, buf, line, n);
 	if (res != PROTO_REQUEST)
 		return res;
 
@@ -338,7 +505,17 @@ static enum proto_res parse_head(struct http_connect *h, const uint8_t *buf, siz
 				return fail(h, HTTP_ERR_MALFORMED);
 			auth = v;
 			alen = vlen;
+		} else if (h->forward && fwd_field(h, buf, line, nlen, v, vlen) < 0) {
+			return fail(h, HTTP_ERR_MALFORMED);
 		}
+	}
+	if (h->forward) {
+		/* A request with both framings could be read two ways: smuggling (RFC 9112 6.1). */
+		if (h->fwd.chunked && h->fwd.has_length)
+			return fail(h, HTTP_ERR_MALFORMED);
+		if (h->fwd.minor == 0 && !h->fwd.keep_alive)
+			h->fwd.client_close = true;
+		h->fwd.head_len = end;
 	}
 
 	if (!h->require_auth) {
@@ -380,7 +557,8 @@ enum proto_res http_connect_feed(struct http_connect *h, const uint8_t *buf, siz
 	if (head == 0)
 		return len >= HTTP_HEADER_MAX ? fail(h, HTTP_ERR_TOO_LARGE) : PROTO_NEED_MORE;
 	res = parse_head(h, buf, head);
-	*consumed = head;
+	/* A request to forward stays in the buffer for the rewrite (its head_len says how long). */
+	*consumed = h->forward && res != PROTO_FAIL ? 0 : head;
 	return res;
 }
 
@@ -401,7 +579,10 @@ void http_connect_reply(struct http_connect *h, enum proto_connect_result r)
 {
 	switch (r) {
 	case CONNECT_OK:
-		SET_REPLY(h, resp_200);
+		if (h->forward)
+			h->reply_len = 0; /* the origin's response is the answer */
+		else
+			SET_REPLY(h, resp_200);
 		return;
 	case CONNECT_TIMEOUT:
 		SET_REPLY(h, resp_504);

@@ -141,13 +141,37 @@ void conn_fail(struct conn *c, enum proto_connect_result r)
 	close_after_reply(c);
 }
 
+/* Both legs are up for a request to forward: the exchange (conn_forward.c) instead of pumps. */
+static void start_forward(struct conn *c, const struct http_fwd_req *req)
+{
+	struct worker *w = conn_worker(c);
+
+	if (!conn_fwd_start(c, req)) {
+		conn_fwd_free(c);
+		conn_fail(c, CONNECT_GENERAL_FAILURE);
+		return;
+	}
+	hs_free(c);
+	c->state = CONN_RELAY;
+	c->spliced = w->cfg->splice && c->leg[LEG_IN].spliceable && c->leg[LEG_OUT].spliceable;
+	loop_timer_arm(&w->loop, &w->idle_tq, &c->timer);
+	conn_fwd_ready(c);
+}
+
 /* Both legs are up: reply, flush early bytes, hand over to the pumps. */
 static void start_relay(struct conn *c, const struct sockaddr *bound)
 {
 	struct worker *w = conn_worker(c);
 	struct conn_hs *hs = c->hs;
 	size_t len, tx_len = 0; /* not 0: the reply waits in c->tx for queue_reply() */
-	const uint8_t *reply = hs->in->reply(hs->in_st, CONNECT_OK, bound, &len);
+	const struct http_fwd_req *fwd = hs->in->http_fwd ? hs->in->http_fwd(hs->in_st) : NULL;
+	const uint8_t *reply;
+
+	if (fwd) {
+		start_forward(c, fwd);
+		return;
+	}
+	reply = hs->in->reply(hs->in_st, CONNECT_OK, bound, &len);
 	int ret;
 
 	if (!hs->len && !hs->up_len && ring_reply_ok(c, len)) {
@@ -243,10 +267,16 @@ static bool check_user(struct conn *c)
 	ok = u && users_check(u, user, pass);
 	if (ok) {
 		alog_user(c, user);
-		/* Its counters and limit; without memory for them, no login (a refusal like any). */
-		c->user = user_acct_get(w->srv->accts, user);
-		if (c->user)
+		/*
+		 * Its counters and limit; without memory for them, no login (a refusal
+		 * like any). A connection is one user's: a later request on it (HTTP
+		 * keep-alive) that logs in as someone else is refused.
+		 */
+		struct user_acct *acct = user_acct_get(w->srv->accts, user);
+		if (acct && (!c->user_open || acct == c->user)) {
+			c->user = acct;
 			return true;
+		}
 	}
 	w->stats.auth_failed++;
 	alog_result(c, "auth-failed");
@@ -366,15 +396,19 @@ static void hs_feed(struct conn *c)
 			return;
 		case PROTO_REQUEST:
 			alog_target(c, hs->in->target(hs->in_st));
-			if (c->user && !user_acct_open(c->user)) {
-				w->stats.refused_user++;
-				alog_result(c, "user-limit");
-				log_debug_rl("inbound %s: user %s is at its max-connections",
-				             conn_inbound(c)->name, c->user->name);
-				conn_fail(c, CONNECT_NOT_ALLOWED);
-				return;
+			/* A connection's first request takes its user's slot; the next ones have it. */
+			if (c->user && !c->user_open) {
+				if (!user_acct_open(c->user)) {
+					w->stats.refused_user++;
+					alog_result(c, "user-limit");
+					log_debug_rl(
+					        "inbound %s: user %s is at its max-connections",
+					        conn_inbound(c)->name, c->user->name);
+					conn_fail(c, CONNECT_NOT_ALLOWED);
+					return;
+				}
+				c->user_open = true;
 			}
-			c->user_open = c->user != NULL;
 			if (hs->in->udp && hs->in->udp(hs->in_st) != INBOUND_UDP_NONE)
 				start_udp(c, hs->in->udp(hs->in_st));
 			else
@@ -511,6 +545,10 @@ static void complete(struct loop *l, struct loop_obj *o, unsigned op,
 	case OP_DIR1_POLL: {
 		int d = op == OP_DIR1_POLL;
 		c->ops[d] = 0;
+		if (c->fwd) { /* a request being forwarded: one poll at a time, in slot 0 */
+			conn_fwd_ready(c);
+			return;
+		}
 		if (d)
 			c->ops[OPS_TX] = 0; /* a reply linked ahead of this poll is out */
 		conn_relay_ready(c, d);
@@ -522,12 +560,56 @@ static void complete(struct loop *l, struct loop_obj *o, unsigned op,
 	}
 }
 
+/* A fresh handshake state for c's inbound (at accept, and before each HTTP request after the first). */
+static int hs_new(struct conn *c)
+{
+	struct worker *w = conn_worker(c);
+	const struct inbound_ops *ops = inbound_ops(conn_inbound(c)->type);
+	size_t st = (ops->state_size + sizeof(max_align_t) - 1) / sizeof(max_align_t) *
+	            sizeof(max_align_t);
+	/* The buffers need no clearing; the states start zeroed. */
+	struct conn_hs *hs = malloc(sizeof(*hs) + st + ops->buf_size);
+
+	if (!hs)
+		return -ENOMEM;
+	memset(hs, 0, sizeof(*hs) + st);
+	hs->in = ops;
+	hs->in_st = hs->mem;
+	hs->buf = (uint8_t *)hs->mem + st;
+	hs->cap = ops->buf_size;
+	c->hs = hs;
+	c->state = CONN_HANDSHAKE;
+	loop_timer_arm(&w->loop, &w->hs_tq, &c->timer);
+	return 0;
+}
+
+void conn_restart(struct conn *c, const uint8_t *left, size_t n)
+{
+	struct conn_hs *hs;
+
+	if (hs_new(c) < 0) {
+		conn_close(c, true);
+		return;
+	}
+	hs = c->hs;
+	hs->in->start(hs->in_st, conn_inbound(c), c->leg[LEG_IN].fd);
+	if (n > hs->cap) { /* cannot happen: left holds at most a handshake buffer */
+		conn_close(c, true);
+		return;
+	}
+	hs->len = n;
+	if (n) {
+		memcpy(hs->buf, left, n);
+		hs_feed(c);
+	} else {
+		hs_readable(c);
+	}
+}
+
 void conn_accept(struct worker *w, unsigned inbound, int fd, uint32_t src_slot)
 {
 	const struct inbound *in = &w->cfg->inbounds[inbound];
 	const struct inbound_ops *ops = inbound_ops(in->type);
-	size_t st = (ops->state_size + sizeof(max_align_t) - 1) / sizeof(max_align_t) *
-	            sizeof(max_align_t);
 	struct conn *c = calloc(1, sizeof(*c));
 	struct conn_hs *hs;
 
@@ -551,20 +633,11 @@ void conn_accept(struct worker *w, unsigned inbound, int fd, uint32_t src_slot)
 	pump_dir_init(&c->dir[0]);
 	pump_dir_init(&c->dir[1]);
 	loop_timer_init(&c->timer);
-	/* The buffers need no clearing; the states start zeroed. */
-	hs = malloc(sizeof(*hs) + st + ops->buf_size);
-	if (!hs) {
+	if (hs_new(c) < 0) {
 		conn_close(c, true);
 		return;
 	}
-	memset(hs, 0, sizeof(*hs) + st);
-	hs->in = ops;
-	hs->in_st = hs->mem;
-	hs->buf = (uint8_t *)hs->mem + st;
-	hs->cap = ops->buf_size;
-	c->hs = hs;
-	c->state = CONN_HANDSHAKE;
-	loop_timer_arm(&w->loop, &w->hs_tq, &c->timer);
+	hs = c->hs;
 	switch (ops->start(hs->in_st, in, fd)) {
 	case PROTO_REQUEST:
 		if (in->type != INBOUND_FORWARD) /* a forward's target is in the config */
@@ -663,6 +736,7 @@ static void release(struct loop *l, struct loop_obj *o)
 	splice_dir_release(&w->pipes, &w->bufs, &c->dir[0]);
 	splice_dir_release(&w->pipes, &w->bufs, &c->dir[1]);
 	hs_free(c);
+	conn_fwd_free(c);
 	if (c->user_open)
 		user_acct_close(c->user, c->dir[0].bytes, c->dir[1].bytes);
 	if (!c->handed_over) {

@@ -10,6 +10,7 @@
 #include "pump.h"
 
 struct user_acct;
+struct conn_fwd;
 
 struct worker;
 struct conn_hs;
@@ -68,6 +69,7 @@ struct conn {
 	struct conn_log *log;      /* its access-log line while the log is on (access_log.c) */
 	struct user_acct *user;    /* who logged in (NULL: nobody), and whether it counts there */
 	bool user_open;
+	struct conn_fwd *fwd; /* a request being forwarded (conn_forward.c), else NULL */
 };
 
 extern const struct loop_module conn_module;

@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "conn.h"
+#include "http_forward.h"
 #include "inbound.h"
 #include "outbound.h"
 #include "resolve.h"
@@ -77,6 +78,12 @@ void conn_connect_release(struct conn *c);
 /* OP_WATCH completed: the client left while its name was being resolved. */
 void conn_watch_fired(struct conn *c);
 
+/* conn_forward.c: an HTTP request forwarded and its response, then the next request. */
+bool conn_fwd_start(struct conn *c, const struct http_fwd_req *req);
+void conn_fwd_ready(struct conn *c);
+void conn_fwd_free(struct conn *c);
+/* conn.c: a handshake again on c's client leg, `left` (n octets) already read from it. */
+void conn_restart(struct conn *c, const uint8_t *left, size_t n);
 /* conn_relay.c: both legs up, the pumps. */
 void conn_relay_ready(struct conn *c, int d);
 void conn_relay_end_after_error(struct conn *c);

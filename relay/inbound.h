@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 
 #include "config.h"
+#include "http_forward.h"
 #include "proto.h"
 
 /*
@@ -54,6 +55,12 @@ struct inbound_ops {
 	 */
 	const uint8_t *(*reply)(void *st, enum proto_connect_result r, const struct sockaddr *bound,
 	                        size_t *len);
+	/*
+	 * Optional, after PROTO_REQUEST: an HTTP request to forward (absolute
+	 * form), whose head is still at the start of the handshake buffer; NULL
+	 * for a tunnel (CONNECT).
+	 */
+	const struct http_fwd_req *(*http_fwd)(const void *st);
 };
 
 /* The ops of an inbound type (never NULL for a type the config accepts). */

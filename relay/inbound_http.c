@@ -52,6 +52,13 @@ static const uint8_t *reply(void *st, enum proto_connect_result r, const struct 
 	return h->reply;
 }
 
+static const struct http_fwd_req *http_fwd(const void *st)
+{
+	const struct http_connect *h = st;
+
+	return h->forward && h->done ? &h->fwd : NULL;
+}
+
 const struct inbound_ops inbound_http_ops = {
         .name = "http",
         .state_size = sizeof(struct http_connect),
@@ -64,4 +71,5 @@ const struct inbound_ops inbound_http_ops = {
         .pending = pending,
         .target = target,
         .reply = reply,
+        .http_fwd = http_fwd,
 };

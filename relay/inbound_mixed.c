@@ -103,6 +103,13 @@ static const uint8_t *reply(void *st, enum proto_connect_result r, const struct 
 	return ops_of(m)->reply(&m->u, r, bound, len);
 }
 
+static const struct http_fwd_req *http_fwd(const void *st)
+{
+	const struct mixed *m = st;
+
+	return m->which == MIXED_HTTP ? inbound_http_ops.http_fwd(&m->u) : NULL;
+}
+
 const struct inbound_ops inbound_mixed_ops = {
         .name = "mixed",
         .state_size = sizeof(struct mixed),
@@ -116,4 +123,5 @@ const struct inbound_ops inbound_mixed_ops = {
         .target = target,
         .udp = udp,
         .reply = reply,
+        .http_fwd = http_fwd,
 };

@@ -103,6 +103,12 @@ void user_acct_close(struct user_acct *u, uint64_t up, uint64_t down)
 	atomic_fetch_add_explicit(&u->bytes_down, down, memory_order_relaxed);
 }
 
+void user_acct_bytes(struct user_acct *u, uint64_t up, uint64_t down)
+{
+	atomic_fetch_add_explicit(&u->bytes_up, up, memory_order_relaxed);
+	atomic_fetch_add_explicit(&u->bytes_down, down, memory_order_relaxed);
+}
+
 static int by_name(const void *a, const void *b)
 {
 	return strcmp((*(struct user_acct *const *)a)->name, (*(struct user_acct *const *)b)->name);

@@ -36,6 +36,8 @@ struct user_acct *user_acct_get(struct user_accts *t, const char *name);
 bool user_acct_open(struct user_acct *u);
 /* It ends, having moved up bytes client to target and down bytes back. */
 void user_acct_close(struct user_acct *u, uint64_t up, uint64_t down);
+/* Bytes of a connection that goes on (an HTTP keep-alive exchange that ended). */
+void user_acct_bytes(struct user_acct *u, uint64_t up, uint64_t down);
 /* One "stats: user NAME: ..." line per user who has logged in, by name. */
 void user_accts_log(struct user_accts *t, enum log_level level);
 

@@ -73,7 +73,9 @@ static void run(struct outcome *o, bool require_auth, bool auth_ok, const uint8_
 		}
 		CHECK(used <= HTTP_HEADER_MAX);
 		if (res == PROTO_AUTH) {
-			CHECK(require_auth && used > 0 && o->h.state == HTTP_S_AUTH_CHECK);
+			/* a request to forward keeps its head in the buffer (h.fwd.head_len) */
+			CHECK(require_auth && o->h.state == HTTP_S_AUTH_CHECK);
+			CHECK(o->h.forward ? used == 0 && o->h.fwd.head_len > 0 : used > 0);
 			CHECK(strlen(o->h.user) == o->h.user_len);
 			CHECK(strlen(o->h.pass) == o->h.pass_len);
 			fuzz_check_target(&o->h.target);
@@ -84,7 +86,8 @@ static void run(struct outcome *o, bool require_auth, bool auth_ok, const uint8_
 		}
 		if (res == PROTO_REQUEST) {
 			CHECK(o->h.done && o->h.state == HTTP_S_DONE && o->h.reply_len == 0);
-			CHECK(used > 0 && o->h.target.port != 0);
+			CHECK(o->h.forward ? used == 0 && o->h.fwd.head_len > 0 : used > 0);
+			CHECK(o->h.target.port != 0);
 			fuzz_check_target(&o->h.target);
 			check_domain(&o->h.target);
 		} else {

@@ -34,6 +34,7 @@ all=(
 	socks5_udp
 	http_connect
 	http_client
+	http_forward
 	base64
 	wg_receive
 	wg_rx_split
@@ -53,7 +54,7 @@ else
 	secs=$((${FUZZ_BUDGET:-160} / ${#all[@]}))
 	[ "$secs" -lt 1 ] && secs=1
 fi
-proto_src=("$top/proto/proto.c" "$top/proto/socks5.c" "$top/proto/socks5_addr.c" "$top/proto/socks5_udp.c" "$top/proto/http_connect.c" "$top/proto/http_client.c" "$top"/lib/{base64,ct,log,sockaddr,stats}.c)
+proto_src=("$top/proto/proto.c" "$top/proto/socks5.c" "$top/proto/socks5_addr.c" "$top/proto/socks5_udp.c" "$top/proto/http_connect.c" "$top/proto/http_forward.c" "$top/proto/http_client.c" "$top"/lib/{base64,ct,log,sockaddr,stats}.c)
 # The WireGuard targets (fuzz_wg_*) also compile kmod-free/wireguard and tun/netlink.c, and link
 # the bundled wolfSSL (scripts/build-wolfssl, cached) or else the system one, and libmnl.
 wg_src=("$top"/kmod-free/wireguard/{allowedips,chacha,cookie,counter,crypto,index,noise,peer,ratelimiter,receive,rx_split,timers,wgconf,uapi,uapi_server}.c "$top/tun/netlink.c")
@@ -111,6 +112,11 @@ make_seeds() {
 	seed auth http_connect '\xc4CONNECT [::1]:8080 HTTP/1.1\r\nProxy-Authorization: Basic YWxpY2U6c2VjcmV0\r\n\r\n\x16\x03'
 	seed lf http_connect '\x83\nCONNECT 10.0.0.1:22 HTTP/1.0\nproxy-authorization: basic dTpw\n\n'
 	seed get http_connect '\x00GET http://example.com/ HTTP/1.1\r\nHost: example.com\r\n\r\n'
+	seed get http_forward '\x00GET http://example.com:8080/a?b HTTP/1.1\r\nHost: x\r\nConnection: keep-alive, X-A\r\nX-A: 1\r\nProxy-Authorization: Basic eDp5\r\n\r\n'
+	seed post http_forward '\x00POST http://[::1]/ HTTP/1.0\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\nExpect: 100-continue\r\n\r\nhello'
+	seed resp http_forward '\x05HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close, X-B\r\nX-B: 2\r\nKeep-Alive: 1\r\n\r\nhello'
+	seed resp10 http_forward '\x01HTTP/1.0 100 Continue\r\n\r\nHTTP/1.0 204 No\r\nTransfer-Encoding: gzip\r\n\r\n'
+	seed chunked http_forward '\x32a;x=y\r\n0123456789\r\n0\r\nT: 1\r\n\r\nGET'
 	seed ok http_client '\x00HTTP/1.1 200 Connection established\r\n\r\npayload'
 	seed auth http_client '\xc3HTTP/1.0 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm="x"\r\n\r\n'
 	seed lf http_client '\x05HTTP/1.1 502 Bad Gateway\nContent-Length: 0\n\n'
@@ -145,8 +151,8 @@ make_seeds() {
 }
 make_seeds
 
-max_len() { case $1 in http_connect | http_client | config | offload) echo 12000 ;; users) echo 4096 ;; *) echo 2048 ;; esac; }
-dict() { case $1 in http_connect | http_client) echo "$here/http_connect.dict" ;; socks5_*) echo "$here/socks5.dict" ;; config) echo "$here/config.dict" ;; esac; }
+max_len() { case $1 in http_connect | http_client | http_forward | config | offload) echo 12000 ;; users) echo 4096 ;; *) echo 2048 ;; esac; }
+dict() { case $1 in http_connect | http_client | http_forward) echo "$here/http_connect.dict" ;; socks5_*) echo "$here/socks5.dict" ;; config) echo "$here/config.dict" ;; esac; }
 
 rc_all=0
 for t in "${all[@]}"; do

@@ -108,7 +108,8 @@ expect auth-method-none-refused "$AP" "reply=05ff .*$CLOSED" -x 050100
 # --- HTTP CONNECT errors --------------------------------------------------------
 expect http-garbage-request-line "$HP" "http=400" -a 'GARBAGE\r\n\r\n'
 expect http-binary-request-line "$HP" "http=400" -x 00ff00ff0d0a0d0a
-expect http-not-connect "$HP" "http=405" -a 'GET http://127.0.0.1/ HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'
+expect http-not-forwarded "$HP" "http=405" -a 'TRACE http://127.0.0.1/ HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'
+expect http-origin-form "$HP" "http=400" -a 'GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'
 expect http-bad-target "$HP" "http=400" -a 'CONNECT nocolon HTTP/1.1\r\n\r\n'
 expect http-headers-over-limit "$HP" "http=431" -a "CONNECT 127.0.0.1:$EP HTTP/1.1\\r\\nX-Pad: " \
 	-R 9000 -x 61 -a '\r\n\r\n'

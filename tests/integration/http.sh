@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# HTTP CONNECT inbound: curl tunnels through it, 407/400/405/403/502/504 replies.
+# HTTP CONNECT inbound: curl tunnels through it, 407/400/405/403/502/504 replies (plain-HTTP forwarding: http-forward.sh).
 . "$(dirname "$0")/../lib.sh"
 need_spliced
 need curl python3
@@ -105,8 +105,9 @@ raw_http 407-bad-scheme "$P_AUTH" "CONNECT 127.0.0.1:$H HTTP/1.1\r\nProxy-Author
 raw_http 200-raw "$P_AUTH" "CONNECT 127.0.0.1:$H HTTP/1.1\r\nProxy-Authorization: Basic $(printf alice:s3cret | base64)\r\n\r\n" 200
 raw_http 400-garbage "$P_OPEN" "\x01\x02 garbage line\r\n\r\n" 400
 raw_http 400-no-port "$P_OPEN" "CONNECT 127.0.0.1 HTTP/1.1\r\n\r\n" 400
-raw_http 405-get "$P_OPEN" "GET http://127.0.0.1:$H/small.txt HTTP/1.1\r\nHost: 127.0.0.1:$H\r\n\r\n" 405
-raw_http 405-post "$P_OPEN" "POST http://127.0.0.1:$H/ HTTP/1.1\r\nHost: 127.0.0.1:$H\r\nContent-Length: 0\r\n\r\n" 405
+# GET and POST in absolute-form are forwarded (http-forward.sh); TRACE is not, and origin-form is no proxy request.
+raw_http 405-trace "$P_OPEN" "TRACE http://127.0.0.1:$H/small.txt HTTP/1.1\r\nHost: 127.0.0.1:$H\r\n\r\n" 405
+raw_http 400-origin-form "$P_OPEN" "POST / HTTP/1.1\r\nHost: 127.0.0.1:$H\r\nContent-Length: 0\r\n\r\n" 400
 
 # Tunnel data directly after the request header in the same segment must reach the target.
 xfer_server EP -- 127.0.0.1 0 --echo || fail setup "echo server"

@@ -12,9 +12,9 @@ T_SUITE("http_connect");
 enum { BUF_MAX = 2 * HTTP_HEADER_MAX };
 
 #define R400 "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-#define R405                                                                                     \
-	"HTTP/1.1 405 Method Not Allowed\r\nAllow: CONNECT\r\nContent-Length: 0\r\nConnection: " \
-	"close\r\n\r\n"
+#define R405                                                                                         \
+	"HTTP/1.1 405 Method Not Allowed\r\nAllow: CONNECT, GET, HEAD, POST, PUT, DELETE, OPTIONS, " \
+	"PATCH\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
 #define R407                                                                       \
 	"HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic " \
 	"realm=\"spliced\"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
@@ -330,10 +330,14 @@ static void test_auth_ignored_when_not_required(void)
 
 static void test_method(void)
 {
-	expect_fail(false, "GET http://example.com/ HTTP/1.1\r\nHost: example.com\r\n\r\n",
+	/* forwarded methods in absolute-form are requests (test_http_forward.c) */
+	expect_fail(false, "TRACE http://example.com/ HTTP/1.1\r\nHost: example.com\r\n\r\n",
 	            HTTP_ERR_METHOD, R405);
 	expect_fail(false, "connect example.com:443 HTTP/1.1\r\n\r\n", HTTP_ERR_METHOD, R405);
-	expect_fail(true, "POST /x HTTP/1.1\r\n\r\n", HTTP_ERR_METHOD, R405);
+	expect_fail(false, "get http://example.com/ HTTP/1.1\r\n\r\n", HTTP_ERR_METHOD, R405);
+	/* a forwarded method with a target a proxy cannot forward: 400 */
+	expect_fail(true, "POST /x HTTP/1.1\r\n\r\n", HTTP_ERR_MALFORMED, R400);
+	expect_fail(false, "GET https://example.com/ HTTP/1.1\r\n\r\n", HTTP_ERR_MALFORMED, R400);
 }
 
 static void test_malformed(void)
