@@ -12,6 +12,7 @@
 #include "conn_internal.h"
 #include "http_forward.h"
 #include "log.h"
+#include "splice.h"
 #include "user_acct.h"
 
 /*
@@ -165,6 +166,58 @@ static int read_body(struct conn *c)
 	return 1;
 }
 
+/*
+ * A Content-Length body between two plain legs: client -> pipe -> origin
+ * with splice(2), never more than the body's own octets. 1: moved some (or
+ * the body is done); 0: armed a poll; -1: failed (dst: the origin's side);
+ * -2: no pipe to be had (the caller copies instead).
+ */
+static int splice_body(struct conn *c, bool *dst)
+{
+	struct worker *w = conn_worker(c);
+	struct conn_fwd *f = c->fwd;
+	struct pump_dir *d = &c->dir[0];
+	int cl = c->leg[LEG_IN].fd, org = c->leg[LEG_OUT].fd;
+	ssize_t n;
+
+	if (!d->held) {
+		size_t want = f->body_left < w->pipes.pipe_size ? (size_t)f->body_left
+		                                                : w->pipes.pipe_size;
+		if (d->pipe[0] < 0 && pipe_pool_get(&w->pipes, d->pipe) < 0)
+			return -2;
+		n = splice(cl, NULL, d->pipe[1], NULL, want, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+			wait_for(c, cl, POLLIN);
+			return 0;
+		}
+		if (n <= 0) {
+			*dst = false;
+			return -1;
+		}
+		d->held = (uint32_t)n;
+		f->body_left -= (uint64_t)n;
+	}
+	n = splice(d->pipe[0], NULL, org, NULL, d->held, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+		wait_for(c, org, POLLOUT);
+		return 0;
+	}
+	if (n <= 0) {
+		*dst = true;
+		return -1;
+	}
+	d->held -= (uint32_t)n;
+	d->bytes += (uint64_t)n;
+	w->stats.bytes_up += (uint64_t)n;
+	if (!d->held) {
+		pipe_pool_put(&w->pipes, d->pipe, true);
+		d->pipe[0] = d->pipe[1] = -1;
+		if (!f->body_left)
+			f->body_done = true;
+	}
+	return 1;
+}
+
 /* The response head is in rbuf: pass it on rewritten, with what followed it. */
 static int answer(struct conn *c)
 {
@@ -253,7 +306,24 @@ void conn_fwd_ready(struct conn *c)
 				f->phase = FWD_RESP_HEAD;
 				continue;
 			}
-			int r = read_body(c);
+			int r;
+			if (c->spliced && !f->chunked) {
+				bool dst = false;
+				r = splice_body(c, &dst);
+				if (r == 0)
+					return;
+				if (r == -1) {
+					if (dst)
+						origin_failed(c, "the request body could not be sent");
+					else
+						client_failed(c, "the request body ended early");
+					return;
+				}
+				if (r == 1)
+					continue;
+				/* -2: no pipe: copy this part */
+			}
+			r = read_body(c);
 			if (r < 0) {
 				client_failed(c, "the request body ended early or was malformed");
 				return;
