@@ -10,17 +10,21 @@
 # not forward.
 . "$(dirname "$0")/../lib.sh"
 need_spliced
-need curl python3 jq
+need curl python3 jq microsocks
 use_asan_spliced
 ECHO=$T_TOP/tests/tools/httpecho.py
 RAW=$T_TOP/tests/tools/httpraw.py
 
-OA=$(free_port) OB=$(free_port)
+OA=$(free_port) OB=$(free_port) OC=$(free_port) MS=$(free_port)
 python3 "$ECHO" 127.0.0.1 "$OA" "$T_TMP/origin-a.log" 2>"$T_TMP/origin-a.err" &
 on_cleanup_pid $!
 python3 "$ECHO" 127.0.0.1 "$OB" "$T_TMP/origin-b.log" 2>"$T_TMP/origin-b.err" &
 on_cleanup_pid $!
-wait_port 127.0.0.1 "$OA" 10 && wait_port 127.0.0.1 "$OB" 10 || { fail setup/origins; finish; }
+python3 "$ECHO" 127.0.0.1 "$OC" "$T_TMP/origin-c.log" 2>"$T_TMP/origin-c.err" &
+on_cleanup_pid $!
+microsocks -i 127.0.0.1 -p "$MS" >/dev/null 2>&1 &
+on_cleanup_pid $!
+for p in "$OA" "$OB" "$OC" "$MS"; do wait_port 127.0.0.1 "$p" 10 || { fail setup/origins "port $p"; finish; }; done
 touch "$T_TMP/origin-a.log" "$T_TMP/origin-b.log"
 www_blob $((4 << 20)) || { fail setup/www; finish; }
 
@@ -41,8 +45,12 @@ listen = 127.0.0.1:$PM
 [outbound via2]
 type = direct
 bind-address = 127.0.0.2
+[outbound upstream]
+type = socks5
+server = 127.0.0.1:$MS
 [route]
 rule = port $OB -> via2
+rule = port $OC -> upstream
 " || { fail start "spliced did not start"; finish; }
 P=http://127.0.0.1:$PH
 
@@ -86,15 +94,18 @@ if cmp -s "$T_TMP/ka1" "$www/blob" && cmp -s "$T_TMP/ka2" "$www/blob" && grep -q
 else
 	fail keep-alive/curl-two-urls "$(grep -E 'Re-using|Connection|HTTP/' "$T_TMP/curl.v" | head -n 8 | tr '\n' '|')"
 fi
-# Three requests on one connection, to two origins: the one on port $OB goes out through via2.
+# Requests on one connection, to three origins: port $OB goes out through via2 (source
+# 127.0.0.2), port $OC through the socks5 upstream (microsocks); the fourth was pipelined
+# behind the third's body.
 o=$(python3 "$RAW" 127.0.0.1 "$PH" \
 	send "GET http://127.0.0.1:$OA/one HTTP/1.1\r\nHost: x\r\n\r\n" read \
 	send "GET http://127.0.0.1:$OB/two HTTP/1.1\r\nHost: x\r\n\r\n" read \
 	send "POST http://127.0.0.1:$OA/three HTTP/1.1\r\nContent-Length: 3\r\n\r\nabcGET http://127.0.0.1:$OB/four HTTP/1.1\r\n\r\n" read read \
+	send "GET http://127.0.0.1:$OC/five HTTP/1.1\r\n\r\n" read \
 	eof 1 2>&1)
 clients=$(grep '^body' <<<"$o" | sed 's/^body //' | jq -r '"\(.path)@\(.client)"' | tr '\n' ' ')
-expect_eq keep-alive/each-request-routed "$clients" "/one@127.0.0.1 /two@127.0.0.2 /three@127.0.0.1 /four@127.0.0.2 " "path@source the origins saw"
-if grep -q '^open' <<<"$o" && [ "$(grep -c '^connection keep-alive' <<<"$o")" = 4 ]; then pass keep-alive/stays-open; else fail keep-alive/stays-open "$(tr '\n' '|' <<<"$o")"; fi
+expect_eq keep-alive/each-request-routed "$clients" "/one@127.0.0.1 /two@127.0.0.2 /three@127.0.0.1 /four@127.0.0.2 /five@127.0.0.1 " "path@source the origins saw"
+if grep -q '^open' <<<"$o" && [ "$(grep -c '^connection keep-alive' <<<"$o")" = 5 ]; then pass keep-alive/stays-open; else fail keep-alive/stays-open "$(tr '\n' '|' <<<"$o")"; fi
 o=$(python3 "$RAW" 127.0.0.1 "$PH" send "GET http://127.0.0.1:$OA/close HTTP/1.1\r\n\r\n" read eof 5 2>&1)
 if grep -q '^connection close' <<<"$o" && grep -q '^eof' <<<"$o" && grep -q '"path": "/close"' <<<"$o"; then pass close-delimited/closes; else fail close-delimited/closes "$(tr '\n' '|' <<<"$o")"; fi
 o=$(python3 "$RAW" 127.0.0.1 "$PH" send "GET http://127.0.0.1:$OA/ten HTTP/1.0\r\n\r\n" read eof 5 2>&1)
@@ -142,4 +153,12 @@ expect_clean_log clean-log
 # One access-log line per request, each with its own target.
 n=$(grep -c "target=127.0.0.1:$OB " "$T_TMP/access.log")
 expect_eq access-log/per-request "$n" 2 "lines for port $OB"
+# The request for /five went through the socks5 upstream: its line names it, and microsocks'
+# address is what spliced connected to.
+if grep -q "target=127.0.0.1:$OC remote=127.0.0.1:$MS outbound=upstream .*result=ok" "$T_TMP/access.log" &&
+	grep -q 'GET /five' "$T_TMP/origin-c.log"; then
+	pass keep-alive/through-socks5-upstream
+else
+	fail keep-alive/through-socks5-upstream "$(grep "target=127.0.0.1:$OC" "$T_TMP/access.log")"
+fi
 finish
