@@ -107,6 +107,12 @@ static void needs_of(const struct config *cfg, const struct config *bound,
 		    !already_bound(bound, &cfg->inbounds[i]))
 			privdrop_need(out, CAP_NET_BIND_SERVICE, cfg->inbounds[i].line,
 			              "a listen port below net.ipv4.ip_unprivileged_port_start");
+	for (size_t i = 0; i < cfg->n_inbounds; i++)
+		if (cfg->inbounds[i].type == INBOUND_TPROXY && cfg->inbounds[i].udp)
+			privdrop_need(
+			        out, CAP_NET_ADMIN, cfg->inbounds[i].line,
+			        "tproxy with udp (each reply is sent from its original destination: "
+			        "IP_TRANSPARENT)");
 	for (size_t i = 0; i < cfg->n_outbounds; i++) {
 		const struct outbound *o = &cfg->outbounds[i];
 

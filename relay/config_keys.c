@@ -253,6 +253,7 @@ static void set_in_user_timeout(struct parser *p, const char *v)
 enum {
 	AUTH_INBOUNDS = 1u << INBOUND_SOCKS5 | 1u << INBOUND_HTTP | 1u << INBOUND_MIXED,
 	SOCKS5_ONLY = 1u << INBOUND_SOCKS5 | 1u << INBOUND_MIXED, /* the keys of its SOCKS5 side */
+	UDP_INBOUNDS = SOCKS5_ONLY | 1u << INBOUND_TPROXY,
 	FORWARD_ONLY = 1u << INBOUND_FORWARD,
 	DIRECT_ONLY = 1u << OUTBOUND_DIRECT,
 	PROXY_OUTBOUNDS = 1u << OUTBOUND_SOCKS5 | 1u << OUTBOUND_HTTP,
@@ -270,7 +271,7 @@ const struct key config_inbound_keys[] = {
         [IN_TARGET] = {"target", set_target, false, FORWARD_ONLY},
         [IN_OUTBOUND] = {"outbound", set_in_outbound, false, 0},
         [IN_ALLOW] = {"allow", set_allow, true, 0},
-        [IN_UDP] = {"udp", set_udp, false, SOCKS5_ONLY},
+        [IN_UDP] = {"udp", set_udp, false, UDP_INBOUNDS},
         {"udp-advertise", set_udp_advertise, false, SOCKS5_ONLY},
         {"udp-ports", set_udp_ports, false, SOCKS5_ONLY},
         {"keepalive", set_in_keepalive, false, 0},

@@ -314,7 +314,8 @@ void conn_fwd_ready(struct conn *c)
 					return;
 				if (r == -1) {
 					if (dst)
-						origin_failed(c, "the request body could not be sent");
+						origin_failed(c,
+						              "the request body could not be sent");
 					else
 						client_failed(c, "the request body ended early");
 					return;

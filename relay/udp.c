@@ -229,9 +229,8 @@ static void note_port(struct udp_assoc *a, uint16_t port)
 		loop_timer_arm(&w->loop, a->dns == 1 ? &w->udp_dns_tq : &w->udp_tq, &a->timer);
 }
 
-static struct udp_assoc *assoc_new(struct conn *c, int fd)
+static struct udp_assoc *assoc_new_in(struct worker *w, unsigned inbound, int fd)
 {
-	struct worker *w = c->w;
 	struct udp_assoc *a;
 
 	evict_idlest(w);
@@ -242,7 +241,7 @@ static struct udp_assoc *assoc_new(struct conn *c, int fd)
 		return NULL;
 	}
 	a->w = w;
-	a->inbound = c->inbound;
+	a->inbound = inbound;
 	a->fd = fd;
 	a->tcp_fd = a->ctl_fd = -1;
 	a->out_fd[0] = a->out_fd[1] = -1;
@@ -252,6 +251,18 @@ static struct udp_assoc *assoc_new(struct conn *c, int fd)
 	w->stats.udp_assocs++;
 	w->n_udp++;
 	return a;
+}
+
+static struct udp_assoc *assoc_new(struct conn *c, int fd)
+{
+	return assoc_new_in(c->w, c->inbound, fd);
+}
+
+struct udp_assoc *udp_assoc_new_session(struct worker *w, unsigned inbound)
+{
+	if (!udp_scratch(w))
+		return NULL;
+	return assoc_new_in(w, inbound, -1);
 }
 
 int udp_assoc_open(struct conn *c, const struct sockaddr_storage *peer,
@@ -439,6 +450,10 @@ void udp_deliver(struct udp_assoc *a, const uint8_t *d, size_t n, const struct s
 	struct sockaddr_in6 mapped;
 
 	a->user_down += n;
+	if (a->tp) { /* tproxy: from the target's own address, as it is */
+		udp_tp_deliver(a, d, n, sa);
+		return;
+	}
 	if (a->tcp_fd >= 0) {
 		udp_tcp_down(a, hdr,
 		             sa ? socks5_tcpudp_put_header_sa(hdr, sa, n)
@@ -572,6 +587,7 @@ void udp_assoc_close(struct udp_assoc *a)
 	list_del(&a->doom);
 	udp_up_close_all(a);
 	udp_names_free(a);
+	udp_tp_unlink(a);
 	a->obj.closed = true;
 	loop_close(&w->loop, &a->obj); /* a may be freed from here on */
 }
@@ -618,6 +634,7 @@ static void release(struct loop *l, struct loop_obj *o)
 		w->n_conns--;
 		atomic_fetch_sub_explicit(&w->srv->n_conns, 1, memory_order_relaxed);
 	}
+	udp_tp_free(a);
 	free(a->tcp_in.buf);
 	free(a->tcp_out.buf);
 	for (int i = 0; i < 2; i++)

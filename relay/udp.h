@@ -133,7 +133,25 @@ struct udp_assoc {
 	 */
 	struct user_acct *user;
 	uint64_t user_up, user_down;
+	/* A tproxy inbound's session (udp_tproxy.c): no control connection, no relay socket. */
+	struct udp_tp_sess *tp;
 };
+/* tproxy (udp_tproxy.c): a tproxy inbound's UDP socket in one worker, and its sessions. */
+struct udp_tp;
+struct udp_tp_sess;
+extern const struct loop_module udp_tp_module;
+/* Main thread, before the worker runs: the socket for inbound i. 0 or -errno (logged). */
+int udp_tp_open(struct worker *w, unsigned i, struct udp_tp **out);
+int udp_tp_fd(const struct udp_tp *t);
+void udp_tp_arm(struct udp_tp *t);
+void udp_tp_stop(struct udp_tp *t);
+/* A reply from sa (the target) to a tproxy session's client, sent as sa. */
+void udp_tp_deliver(struct udp_assoc *a, const uint8_t *d, size_t n, const struct sockaddr *sa);
+/* The session is closing: out of its table; released: its reply sockets. */
+void udp_tp_unlink(struct udp_assoc *a);
+void udp_tp_free(struct udp_assoc *a);
+/* A session object for inbound i (no control connection, no relay socket); NULL: no memory. */
+struct udp_assoc *udp_assoc_new_session(struct worker *w, unsigned inbound);
 /* The name the association's client logged in with, or NULL. */
 const char *udp_user(const struct udp_assoc *a);
 

@@ -69,9 +69,12 @@ static void start_drain(struct worker *w)
 		return;
 	w->draining = true;
 	w->drain_deadline_ms = w->loop.now_ms + w->cfg->drain_timeout_ms;
-	for (size_t i = 0; i < w->cfg->n_inbounds; i++)
+	for (size_t i = 0; i < w->cfg->n_inbounds; i++) {
 		if (w->listeners[i])
 			listener_stop(w->listeners[i]);
+		if (w->udp_tps[i])
+			udp_tp_stop(w->udp_tps[i]);
+	}
 	for (uint32_t i = 0; i < l->cap; i++) {
 		struct loop_obj *o = l->slots[i];
 		if (o && o->kind == LOOP_KIND_UDP && !o->closed)
@@ -156,6 +159,7 @@ int worker_init(struct worker *w, int id, struct server *srv)
 	loop_register(&w->loop, LOOP_KIND_RESOLVER, &resolver_module, w);
 	loop_register(&w->loop, LOOP_KIND_UDP, &udp_module, w);
 	loop_register(&w->loop, LOOP_KIND_UDP_UP, &udp_up_module, w);
+	loop_register(&w->loop, LOOP_KIND_UDP_TP, &udp_tp_module, w);
 	loop_tq_init(&w->loop, &w->hs_tq, cfg->handshake_timeout_ms, conn_hs_timeout);
 	loop_tq_init(&w->loop, &w->resolve_tq, cfg->resolve_timeout_ms, conn_resolve_timeout);
 	loop_tq_init(&w->loop, &w->stagger_tq, CONN_STAGGER_MS, conn_stagger_timeout);
@@ -196,7 +200,12 @@ int worker_init(struct worker *w, int id, struct server *srv)
 
 int worker_listen(struct worker *w, unsigned i)
 {
-	return listener_open(w, i, &w->listeners[i]);
+	const struct inbound *in = &w->cfg->inbounds[i];
+	int ret = listener_open(w, i, &w->listeners[i]);
+
+	if (ret == 0 && in->type == INBOUND_TPROXY && in->udp)
+		ret = udp_tp_open(w, i, &w->udp_tps[i]);
+	return ret;
 }
 
 /* Closes every descriptor from `from` on, except the sorted `keep` ones. */
@@ -235,7 +244,7 @@ static int cmp_int(const void *a, const void *b)
  */
 static void private_fd_table(struct worker *w)
 {
-	int keep[CONFIG_MAX_INBOUNDS + 5];
+	int keep[2 * CONFIG_MAX_INBOUNDS + 5];
 	size_t n = 0;
 
 	if (unshare(CLONE_FILES) < 0) {
@@ -248,9 +257,12 @@ static void private_fd_table(struct worker *w)
 	keep[n++] = w->event_fd;
 	if (w->loop.ring.enter_ring_fd != w->loop.ring.ring_fd && w->loop.ring.enter_ring_fd >= 0)
 		keep[n++] = w->loop.ring.enter_ring_fd;
-	for (size_t i = 0; i < w->cfg->n_inbounds; i++)
+	for (size_t i = 0; i < w->cfg->n_inbounds; i++) {
 		if (w->listeners[i])
 			keep[n++] = w->listeners[i]->fd;
+		if (w->udp_tps[i])
+			keep[n++] = udp_tp_fd(w->udp_tps[i]);
+	}
 	if (w->alog.fd >= 0)
 		keep[n++] = w->alog.fd;
 	qsort(keep, n, sizeof(keep[0]), cmp_int);
@@ -327,7 +339,7 @@ static void run(struct worker *w)
 		if (w->n_conns || inbox_closed)
 			goto stuck;
 		for (size_t i = 0; i < w->cfg->n_inbounds; i++)
-			if (w->listeners[i])
+			if (w->listeners[i] || w->udp_tps[i])
 				goto stuck;
 		/* Last, the objects that live as long as the worker: the resolver's sockets, the inbox. */
 		resolver_destroy(&w->res);
@@ -359,9 +371,12 @@ static void *worker_main(void *arg)
 		log_error("worker %d: cannot enable its io_uring: %s", w->id, strerror(-ret));
 		return NULL;
 	}
-	for (size_t i = 0; i < w->cfg->n_inbounds; i++)
+	for (size_t i = 0; i < w->cfg->n_inbounds; i++) {
 		if (w->listeners[i])
 			listener_arm(w->listeners[i]);
+		if (w->udp_tps[i])
+			udp_tp_arm(w->udp_tps[i]);
+	}
 	arm_event(w);
 	run(w);
 	alog_tick(w, 1);           /* the last lines */
@@ -427,9 +442,12 @@ void worker_release_listeners(struct worker *w)
 		usleep(1000);
 	if (!w->private_table)
 		return;
-	for (size_t j = 0; j < w->cfg->n_inbounds; j++)
+	for (size_t j = 0; j < w->cfg->n_inbounds; j++) {
 		if (w->listeners[j])
 			close(w->listeners[j]->fd);
+		if (w->udp_tps[j])
+			close(udp_tp_fd(w->udp_tps[j]));
+	}
 	/* Main's copy of the worker's access-log descriptor (no reopen can have run yet). */
 	if (w->alog.fd >= 0)
 		close(w->alog.fd);

@@ -103,6 +103,7 @@ struct worker {
 	bool private_table; /* unshare(CLONE_FILES) worked (see worker_main()) */
 
 	struct listener *listeners[CONFIG_MAX_INBOUNDS]; /* NULL once released */
+	struct udp_tp *udp_tps[CONFIG_MAX_INBOUNDS];     /* tproxy inbounds' UDP sockets, or NULL */
 	unsigned n_conns;
 	struct resolver res;
 	struct loop_tq hs_tq;      /* handshake-timeout */

@@ -38,7 +38,8 @@ static void check_inbound(const struct config *c, size_t i)
 		CHECK(u->n == 0 && !in->users_file);
 	} else if (in->type == INBOUND_REDIRECT || in->type == INBOUND_TPROXY) {
 		/* no handshake: nothing to authenticate, the target comes from the socket */
-		CHECK(!in->target_host && u->n == 0 && !in->users_file && !in->udp);
+		CHECK(!in->target_host && u->n == 0 && !in->users_file);
+		CHECK(!in->udp || in->type == INBOUND_TPROXY);
 	} else {
 		CHECK(!in->target_host);
 	}

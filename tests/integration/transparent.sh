@@ -139,6 +139,8 @@ table inet spliced_test {
 		type filter hook prerouting priority mangle;
 		iifname "$CIF" meta nfproto ipv4 tcp dport { 8080, 9000 } tproxy ip to :$PT meta mark set 1 accept
 		iifname "$CIF" meta nfproto ipv6 tcp dport { 8080, 9000 } tproxy ip6 to :$PT meta mark set 1 accept
+		iifname "$CIF" meta nfproto ipv4 udp dport { 9053, 9054 } tproxy ip to :$PT meta mark set 1 accept
+		iifname "$CIF" meta nfproto ipv6 udp dport { 9053, 9054 } tproxy ip6 to :$PT meta mark set 1 accept
 	}
 }
 NFT
@@ -149,13 +151,36 @@ ip -n "$R" -6 rule add fwmark 1 lookup 100 || ok=0
 ip -n "$R" -6 route add local ::/0 dev lo table 100 || ok=0
 [ $ok = 1 ] || { fail setup/tproxy-routes; finish; }
 
+# UDP echo servers in S that log who sent each datagram.
+for a in 10.82.0.1 fd82::1; do
+	for port in 9053 9054; do
+		ip netns exec "$S" python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_INET6 if ":" in sys.argv[1] else socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((sys.argv[1], int(sys.argv[2])))
+print("ready", flush=True)
+while True:
+    d, a = s.recvfrom(70000)
+    print("from", a[0], flush=True)
+    s.sendto(d, a)' "$a" "$port" >"$T_TMP/uecho-$a-$port" 2>&1 &
+		on_cleanup_pid $!
+	done
+done
+for a in 10.82.0.1 fd82::1; do
+	for port in 9053 9054; do
+		for _ in $(seq 50); do grep -q ready "$T_TMP/uecho-$a-$port" 2>/dev/null && break; sleep 0.1; done
+		grep -q ready "$T_TMP/uecho-$a-$port" || { fail setup/udp-echo "$a $port"; finish; }
+	done
+done
 start_spliced "
 [inbound tp4]
 type = tproxy
 listen = 0.0.0.0:$PT
+udp = on
 [inbound tp6]
 type = tproxy
 listen = [::]:$PT
+udp = on
 " || { fail start/tproxy "spliced did not start"; finish; }
 fetch tproxy/ipv4/curl "http://10.82.0.1:8080/blob"
 seen_from tproxy/ipv4/relayed-by-router "$T_TMP/H4.log" 10.82.0.2
@@ -164,10 +189,29 @@ seen_from tproxy/ipv6/relayed-by-router "$T_TMP/H6.log" fd82::2
 echo16 tproxy/ipv4/echo-16MiB 10.82.0.1
 echo16 tproxy/ipv6/echo-16MiB fd82::1
 ip netns exec "$C" curl -s --max-time 10 -o /dev/null "http://10.81.0.1:$PT/" && fail tproxy/direct-refused "curl got an answer" || pass tproxy/direct-refused
+# UDP: each datagram goes to its original destination, and the echo comes back from it.
+for a in 10.82.0.1 fd82::1; do
+	o=$(ip netns exec "$C" timeout 30 python3 "$T_TOP/tests/tools/udpping.py" "$a" 9053 1 512 1400 8000 2>&1)
+	expect_eq "tproxy/udp/$a/echo" "$(grep -c ' ok$' <<<"$o")" 4 "echoes from $a ($(tr '\n' ' ' <<<"$o"))"
+done
+expect_eq tproxy/udp/ipv4/relayed-by-router "$(sort -u "$T_TMP/uecho-10.82.0.1-9053")" "$(printf 'from 10.82.0.2\nready')" "senders the echo saw"
+expect_eq tproxy/udp/ipv6/relayed-by-router "$(sort -u "$T_TMP/uecho-fd82::1-9053")" "$(printf 'from fd82::2\nready')" "senders the echo saw"
+# One client socket, two destinations: each reply comes from the address and port it went to.
+o=$(ip netns exec "$C" timeout 20 python3 -c '
+import os, socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(5)
+for round in range(3):
+    for port in (9053, 9054):
+        d = os.urandom(100)
+        s.sendto(d, ("10.82.0.1", port))
+        r, a = s.recvfrom(2000)
+        print("reply", a[0], a[1], "ok" if r == d else "differs")' 2>&1)
+expect_eq tproxy/udp/two-destinations-one-socket "$(tr '\n' ' ' <<<"$o")" "reply 10.82.0.1 9053 ok reply 10.82.0.1 9054 ok reply 10.82.0.1 9053 ok reply 10.82.0.1 9054 ok reply 10.82.0.1 9053 ok reply 10.82.0.1 9054 ok " "replies"
 stop_spliced
 expect_eq tproxy/sigterm-exit "$?" 0 "exit status"
 expect_clean_log tproxy/clean-log
-expect_counters tproxy "$SPLICED_LOG" accepted=7 egress_self=3 completed=4
+expect_counters tproxy "$SPLICED_LOG" accepted=7 egress_self=3 completed=4 udp_assocs=3 udp_up=14 udp_down=14
 
 # No translation at all (no nat rule in this namespace, so no conntrack entry): closed, counted.
 netns_new N || { fail setup/netns; finish; }
@@ -182,7 +226,10 @@ ip netns exec "$N" curl -s --max-time 10 -o /dev/null "http://127.0.0.1:$P/" && 
 stop_spliced
 expect_counters no-original-dst "$SPLICED_LOG" accepted=2 no_original_dst=2 # and the probe
 
-# Keys that make no sense without a handshake are refused with file:line.
+# Keys that make no sense without a handshake are refused with file:line; so is udp on redirect.
+printf '[inbound r]\ntype = redirect\nlisten = 0.0.0.0:1\nudp = on\n' >"$T_TMP/bad2.ini"
+o=$("$SPLICED_BIN" --check -c "$T_TMP/bad2.ini" 2>&1)
+if grep -q 'bad2.ini:4: \[inbound r\] udp: not valid with type = redirect' <<<"$o"; then pass bad/udp-on-redirect; else fail bad/udp-on-redirect "$o"; fi
 printf '[inbound t]\ntype = tproxy\nlisten = 0.0.0.0:1\nuser = a:b\n' >"$T_TMP/bad.ini"
 o=$("$SPLICED_BIN" --check -c "$T_TMP/bad.ini" 2>&1)
 expect_eq bad/user-exit "$?" 2 "exit status"

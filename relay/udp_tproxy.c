@@ -1,0 +1,403 @@
+/* SPDX-License-Identifier: MIT */
+/* UDP on a tproxy inbound: datagrams nftables TPROXY delivers, sessions keyed by client endpoint, replies from the original destination. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "siphash.h"
+#include "sockaddr.h"
+#include "udp.h"
+#include "worker.h"
+
+/*
+ * A tproxy inbound with `udp = on` has, in each worker, one UDP socket on
+ * its listen address with IP_TRANSPARENT (it takes datagrams addressed to
+ * anyone) and IP_RECVORIGDSTADDR (each says where it was going). The
+ * kernel's SO_REUSEPORT hash keeps a flow on one worker.
+ *
+ * A datagram from a client endpoint (address and port) that has no session
+ * in this worker opens one: a struct udp_assoc without a control
+ * connection or a relay socket, on the same idle timeouts, udp-max-sessions
+ * eviction, routing per datagram, direct sockets and socks5 upstream legs
+ * as a SOCKS5 association. Sessions are found by client endpoint in a hash
+ * table (SipHash, a random key per socket). Every datagram is routed to
+ * its own original destination, so one session carries all of a client's
+ * flows (a DNS client asking two servers, a game talking to several).
+ *
+ * A reply must reach the client from the address it sent to, so each
+ * session keeps a socket per destination it has heard from, bound to that
+ * address with IP_TRANSPARENT (UDP_TP_REPLIES of them, the oldest replaced),
+ * and unconnected: TPROXY's socket lookup takes only connected UDP sockets
+ * as established, so the client's next datagrams still come to the inbound's
+ * socket. Replies leave with the same sendmmsg batching as the rest.
+ */
+
+enum { UDP_TP_BUCKETS = 1024, UDP_TP_REPLIES = 4, UDP_TP_CMSG = 64 };
+
+struct udp_tp {
+	struct loop_obj obj; /* first: the loop hands it back */
+	struct worker *w;
+	unsigned inbound;
+	int fd;
+	bool stopped;
+	uint64_t op;
+	uint8_t key[SIPHASH_KEY_LEN];
+	struct udp_tp_sess *tab[UDP_TP_BUCKETS];
+};
+
+struct udp_tp_sess {
+	struct udp_tp *tp;
+	struct udp_assoc *a;
+	struct udp_tp_sess *next; /* hash chain */
+	unsigned n_replies, next_reply;
+	struct {
+		int fd;
+		union udp_addr from;
+	} reply[UDP_TP_REPLIES];
+};
+
+enum { UDP_TP_OP_RECV = 1 };
+
+static size_t addr_len(const void *sa)
+{
+	return ((const struct sockaddr *)sa)->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+	                                                            : sizeof(struct sockaddr_in);
+}
+
+static bool same_endpoint(const void *x, const void *y)
+{
+	const struct sockaddr_in6 *a = x, *b = y;
+
+	if (a->sin6_family != b->sin6_family)
+		return false;
+	if (a->sin6_family == AF_INET) {
+		const struct sockaddr_in *p = x, *q = y;
+		return p->sin_addr.s_addr == q->sin_addr.s_addr && p->sin_port == q->sin_port;
+	}
+	return !memcmp(&a->sin6_addr, &b->sin6_addr, 16) && a->sin6_port == b->sin6_port;
+}
+
+static unsigned bucket(const struct udp_tp *t, const void *sa)
+{
+	const struct sockaddr_in6 *s6 = sa;
+	uint8_t k[18];
+
+	if (s6->sin6_family == AF_INET) {
+		const struct sockaddr_in *s4 = sa;
+		memcpy(k, &s4->sin_addr, 4);
+		memcpy(k + 4, &s4->sin_port, 2);
+		return (unsigned)(siphash24(t->key, k, 6) % UDP_TP_BUCKETS);
+	}
+	memcpy(k, &s6->sin6_addr, 16);
+	memcpy(k + 16, &s6->sin6_port, 2);
+	return (unsigned)(siphash24(t->key, k, 18) % UDP_TP_BUCKETS);
+}
+
+int udp_tp_open(struct worker *w, unsigned i, struct udp_tp **out)
+{
+	const struct inbound *in = &w->cfg->inbounds[i];
+	struct udp_tp *t = calloc(1, sizeof(*t));
+	int one = 1, fd, ret, v6 = in->listen.ss_family == AF_INET6;
+	char addr[SA_STR_MAX];
+
+	if (!t)
+		return -ENOMEM;
+	if (getrandom(t->key, sizeof(t->key), 0) != (ssize_t)sizeof(t->key)) {
+		free(t);
+		return -EAGAIN;
+	}
+	fd = socket(in->listen.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		ret = -errno;
+		free(t);
+		return ret;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) < 0 ||
+	    (v6 && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) < 0) ||
+	    setsockopt(fd, v6 ? IPPROTO_IPV6 : IPPROTO_IP, v6 ? IPV6_TRANSPARENT : IP_TRANSPARENT,
+	               &one, sizeof(one)) < 0 ||
+	    setsockopt(fd, v6 ? IPPROTO_IPV6 : IPPROTO_IP,
+	               v6 ? IPV6_RECVORIGDSTADDR : IP_RECVORIGDSTADDR, &one, sizeof(one)) < 0 ||
+	    bind(fd, (const struct sockaddr *)&in->listen, in->listen_len) < 0)
+		goto fail;
+	udp_set_buffer(w, fd);
+	ret = loop_add(&w->loop, &t->obj, LOOP_KIND_UDP_TP);
+	if (ret < 0) {
+		errno = -ret;
+		goto fail;
+	}
+	t->w = w;
+	t->inbound = i;
+	t->fd = fd;
+	*out = t;
+	return 0;
+fail:
+	ret = -errno;
+	log_error("inbound %s: cannot take UDP on %s: %s%s", in->name, sa_str(&in->listen, addr),
+	          strerror(-ret), ret == -EPERM ? " (tproxy needs CAP_NET_ADMIN)" : "");
+	close(fd);
+	free(t);
+	return ret;
+}
+
+int udp_tp_fd(const struct udp_tp *t)
+{
+	return t->fd;
+}
+
+static void arm(struct udp_tp *t)
+{
+	struct io_uring_sqe *sqe = loop_prep(&t->w->loop, &t->obj, UDP_TP_OP_RECV);
+
+	io_uring_prep_poll_add(sqe, t->fd, POLLIN);
+	t->op = sqe->user_data;
+}
+
+void udp_tp_arm(struct udp_tp *t)
+{
+	arm(t);
+}
+
+void udp_tp_stop(struct udp_tp *t)
+{
+	struct loop *l = &t->w->loop;
+
+	if (t->stopped)
+		return;
+	t->stopped = true;
+	if (t->op)
+		loop_cancel(l, t->op);
+	t->op = 0;
+	loop_close(l, &t->obj);
+}
+
+static struct udp_tp_sess *find(struct udp_tp *t, const void *client)
+{
+	for (struct udp_tp_sess *s = t->tab[bucket(t, client)]; s; s = s->next)
+		if (same_endpoint(&s->a->client, client))
+			return s;
+	return NULL;
+}
+
+static struct udp_tp_sess *session(struct udp_tp *t, const struct sockaddr_storage *client)
+{
+	struct udp_tp_sess *s = find(t, client), **head;
+	struct udp_assoc *a;
+
+	if (s)
+		return s;
+	s = calloc(1, sizeof(*s));
+	a = s ? udp_assoc_new_session(t->w, t->inbound) : NULL;
+	if (!a) {
+		free(s);
+		return NULL;
+	}
+	s->tp = t;
+	s->a = a;
+	a->tp = s;
+	memcpy(&a->client, client, addr_len(client));
+	a->port_known = true;
+	head = &t->tab[bucket(t, client)];
+	s->next = *head;
+	*head = s;
+	return s;
+}
+
+void udp_tp_unlink(struct udp_assoc *a)
+{
+	struct udp_tp_sess *s = a->tp, **p;
+
+	if (!s || !s->tp)
+		return;
+	for (p = &s->tp->tab[bucket(s->tp, &a->client)]; *p; p = &(*p)->next) {
+		if (*p == s) {
+			*p = s->next;
+			break;
+		}
+	}
+	s->tp = NULL; /* its listener may go before it does */
+}
+
+void udp_tp_free(struct udp_assoc *a)
+{
+	struct udp_tp_sess *s = a->tp;
+
+	if (!s)
+		return;
+	for (unsigned i = 0; i < s->n_replies; i++)
+		close(s->reply[i].fd);
+	free(s);
+	a->tp = NULL;
+}
+
+/* The session's socket that sends as `from` (the original destination): made on first use. */
+static int reply_socket(struct udp_tp_sess *s, const struct sockaddr *from)
+{
+	struct worker *w = s->a->w;
+	int one = 1, v6 = from->sa_family == AF_INET6, fd;
+	unsigned i;
+
+	for (i = 0; i < s->n_replies; i++)
+		if (same_endpoint(&s->reply[i].from, from))
+			return s->reply[i].fd;
+	fd = socket(from->sa_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	if (setsockopt(fd, v6 ? IPPROTO_IPV6 : IPPROTO_IP, v6 ? IPV6_TRANSPARENT : IP_TRANSPARENT,
+	               &one, sizeof(one)) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    (v6 && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) < 0) ||
+	    bind(fd, from, (socklen_t)addr_len(from)) < 0) {
+		log_debug_rl("udp tproxy: no reply socket: %s", strerror(errno));
+		close(fd);
+		return -1;
+	}
+	if (s->n_replies < UDP_TP_REPLIES) {
+		i = s->n_replies++;
+	} else {
+		/* The batch may still hold a datagram for the socket replaced: send it first. */
+		udp_tx_flush(w);
+		i = s->next_reply++ % UDP_TP_REPLIES;
+		close(s->reply[i].fd);
+	}
+	s->reply[i].fd = fd;
+	memcpy(&s->reply[i].from, from, addr_len(from));
+	return fd;
+}
+
+void udp_tp_deliver(struct udp_assoc *a, const uint8_t *d, size_t n, const struct sockaddr *sa)
+{
+	struct worker *w = a->w;
+	int fd = sa ? reply_socket(a->tp, sa) : -1;
+
+	if (fd < 0) {
+		w->stats.udp_send_errors++;
+		return;
+	}
+	udp_tx_add(w, fd, &a->client, (socklen_t)addr_len(&a->client), NULL, 0, d, n, true);
+}
+
+/* The original destination in a datagram's control messages (NULL: none). */
+static const struct sockaddr_storage *orig_dst(struct msghdr *m, struct sockaddr_storage *out)
+{
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
+		if ((c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_ORIGDSTADDR &&
+		     c->cmsg_len >= CMSG_LEN(sizeof(struct sockaddr_in))) ||
+		    (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_ORIGDSTADDR &&
+		     c->cmsg_len >= CMSG_LEN(sizeof(struct sockaddr_in6)))) {
+			memset(out, 0, sizeof(*out));
+			memcpy(out, CMSG_DATA(c), c->cmsg_len - CMSG_LEN(0));
+			return out;
+		}
+	}
+	return NULL;
+}
+
+static void drain(struct udp_tp *t)
+{
+	struct worker *w = t->w;
+	uint8_t *buf = udp_scratch(w);
+	struct mmsghdr mm[UDP_BATCH];
+	struct iovec iov[UDP_BATCH];
+	struct sockaddr_storage src[UDP_BATCH];
+	uint8_t ctl[UDP_BATCH][CMSG_SPACE(UDP_TP_CMSG)];
+
+	if (!buf)
+		return;
+	for (int round = 0; round < 4; round++) {
+		int n;
+
+		for (int i = 0; i < UDP_BATCH; i++) {
+			iov[i] = (struct iovec){.iov_base = buf + (size_t)i * UDP_SLOT,
+			                        .iov_len = UDP_SLOT};
+			mm[i].msg_hdr = (struct msghdr){.msg_name = &src[i],
+			                                .msg_namelen = sizeof(src[i]),
+			                                .msg_iov = &iov[i],
+			                                .msg_iovlen = 1,
+			                                .msg_control = ctl[i],
+			                                .msg_controllen = sizeof(ctl[i])};
+		}
+		n = recvmmsg(t->fd, mm, UDP_BATCH, MSG_DONTWAIT, NULL);
+		if (n <= 0)
+			return;
+		for (int i = 0; i < n; i++) {
+			struct sockaddr_storage dst;
+			struct proto_target tg;
+			struct udp_tp_sess *s;
+
+			if (mm[i].msg_hdr.msg_flags & (MSG_TRUNC | MSG_CTRUNC) ||
+			    !orig_dst(&mm[i].msg_hdr, &dst)) {
+				w->stats.udp_malformed++;
+				continue;
+			}
+			s = session(t, &src[i]);
+			if (!s) {
+				w->stats.udp_send_errors++;
+				continue;
+			}
+			udp_touch(s->a);
+			memset(&tg, 0, sizeof(tg));
+			tg.kind = TARGET_IP;
+			tg.addr = dst;
+			tg.port = ntohs(((const struct sockaddr_in *)&dst)->sin_port);
+			inet_ntop(dst.ss_family,
+			          dst.ss_family == AF_INET6
+			                  ? (const void *)&((const struct sockaddr_in6 *)&dst)
+			                            ->sin6_addr
+			                  : (const void *)&((const struct sockaddr_in *)&dst)
+			                            ->sin_addr,
+			          tg.host, sizeof(tg.host));
+			udp_send_up(s->a, &tg, iov[i].iov_base, mm[i].msg_len);
+		}
+		udp_tx_flush(w); /* before the next round reuses the buffers */
+		if (n < UDP_BATCH)
+			return;
+	}
+}
+
+static void complete(struct loop *l, struct loop_obj *o, unsigned op,
+                     const struct io_uring_cqe *cqe)
+{
+	struct udp_tp *t = (struct udp_tp *)o;
+
+	(void)l, (void)op;
+	t->op = 0;
+	if (t->stopped)
+		return;
+	if (cqe->res < 0) {
+		log_warn("inbound %s: UDP poll failed: %s", t->w->cfg->inbounds[t->inbound].name,
+		         strerror(-cqe->res));
+		return;
+	}
+	drain(t);
+	if (!t->stopped)
+		arm(t);
+}
+
+static void release(struct loop *l, struct loop_obj *o)
+{
+	struct udp_tp *t = (struct udp_tp *)o;
+
+	(void)l;
+	/* Sessions still open (a drain closes them) lose their way back to the table. */
+	for (size_t i = 0; i < UDP_TP_BUCKETS; i++)
+		for (struct udp_tp_sess *s = t->tab[i]; s; s = s->next)
+			s->tp = NULL;
+	close(t->fd);
+	t->w->udp_tps[t->inbound] = NULL;
+	free(t);
+}
+
+const struct loop_module udp_tp_module = {
+        .name = "udp-tproxy",
+        .complete = complete,
+        .release = release,
+};
