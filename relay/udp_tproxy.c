@@ -31,15 +31,28 @@
  * its own original destination, so one session carries all of a client's
  * flows (a DNS client asking two servers, a game talking to several).
  *
- * A reply must reach the client from the address it sent to, so each
- * session keeps a socket per destination it has heard from, bound to that
- * address with IP_TRANSPARENT (UDP_TP_REPLIES of them, the oldest replaced),
- * and unconnected: TPROXY's socket lookup takes only connected UDP sockets
- * as established, so the client's next datagrams still come to the inbound's
- * socket. Replies leave with the same sendmmsg batching as the rest.
+ * A reply must reach the client from the address it sent to: it leaves
+ * from a socket bound to that address with IP_TRANSPARENT, and unconnected
+ * (TPROXY's socket lookup takes only connected UDP sockets as established,
+ * so the client's next datagrams still come to the inbound's socket). One
+ * such socket per destination serves every session of the worker that
+ * hears from it (a LAN's DNS clients all get answers from one socket bound
+ * to the resolver's address), counted by the sessions that use it; a
+ * session uses at most UDP_TP_REPLIES, the oldest let go. So a session
+ * costs its direct socket and no more. Replies leave with the same
+ * sendmmsg batching as the rest.
  */
 
 enum { UDP_TP_BUCKETS = 1024, UDP_TP_REPLIES = 4, UDP_TP_CMSG = 64 };
+
+/* A socket that sends as one destination, shared by the sessions that hear from it. */
+struct udp_tp_reply {
+	struct udp_tp *tp; /* whose table holds it; NULL once that is gone */
+	struct udp_tp_reply *next;
+	unsigned refs;
+	int fd;
+	union udp_addr from;
+};
 
 struct udp_tp {
 	struct loop_obj obj; /* first: the loop hands it back */
@@ -49,7 +62,8 @@ struct udp_tp {
 	bool stopped;
 	uint64_t op;
 	uint8_t key[SIPHASH_KEY_LEN];
-	struct udp_tp_sess *tab[UDP_TP_BUCKETS];
+	struct udp_tp_sess *tab[UDP_TP_BUCKETS];   /* sessions by client endpoint */
+	struct udp_tp_reply *rtab[UDP_TP_BUCKETS]; /* reply sockets by destination */
 };
 
 struct udp_tp_sess {
@@ -57,10 +71,7 @@ struct udp_tp_sess {
 	struct udp_assoc *a;
 	struct udp_tp_sess *next; /* hash chain */
 	unsigned n_replies, next_reply;
-	struct {
-		int fd;
-		union udp_addr from;
-	} reply[UDP_TP_REPLIES];
+	struct udp_tp_reply *reply[UDP_TP_REPLIES];
 };
 
 enum { UDP_TP_OP_RECV = 1 };
@@ -226,51 +237,90 @@ void udp_tp_unlink(struct udp_assoc *a)
 	s->tp = NULL; /* its listener may go before it does */
 }
 
+/* A session lets go of a reply socket; the last one closes it. */
+static void reply_put(struct udp_tp_reply *r)
+{
+	struct udp_tp_reply **p;
+
+	if (--r->refs)
+		return;
+	if (r->tp) {
+		for (p = &r->tp->rtab[bucket(r->tp, &r->from)]; *p; p = &(*p)->next) {
+			if (*p == r) {
+				*p = r->next;
+				break;
+			}
+		}
+	}
+	close(r->fd);
+	free(r);
+}
+
 void udp_tp_free(struct udp_assoc *a)
 {
 	struct udp_tp_sess *s = a->tp;
 
 	if (!s)
 		return;
+	/* The batch may still hold a datagram for one of its sockets: send it first. */
+	udp_tx_flush(a->w);
 	for (unsigned i = 0; i < s->n_replies; i++)
-		close(s->reply[i].fd);
+		reply_put(s->reply[i]);
 	free(s);
 	a->tp = NULL;
 }
 
-/* The session's socket that sends as `from` (the original destination): made on first use. */
-static int reply_socket(struct udp_tp_sess *s, const struct sockaddr *from)
+/* The worker's socket that sends as `from` (the original destination), made on first use. */
+static struct udp_tp_reply *reply_get(struct udp_tp *t, const struct sockaddr *from)
 {
-	struct worker *w = s->a->w;
 	int one = 1, v6 = from->sa_family == AF_INET6, fd;
-	unsigned i;
+	struct udp_tp_reply *r, **head = &t->rtab[bucket(t, from)];
 
-	for (i = 0; i < s->n_replies; i++)
-		if (same_endpoint(&s->reply[i].from, from))
-			return s->reply[i].fd;
+	for (r = *head; r; r = r->next)
+		if (same_endpoint(&r->from, from))
+			return r;
 	fd = socket(from->sa_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
-		return -1;
+		return NULL;
 	if (setsockopt(fd, v6 ? IPPROTO_IPV6 : IPPROTO_IP, v6 ? IPV6_TRANSPARENT : IP_TRANSPARENT,
 	               &one, sizeof(one)) < 0 ||
 	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
 	    (v6 && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) < 0) ||
-	    bind(fd, from, (socklen_t)addr_len(from)) < 0) {
+	    bind(fd, from, (socklen_t)addr_len(from)) < 0 || !(r = calloc(1, sizeof(*r)))) {
 		log_debug_rl("udp tproxy: no reply socket: %s", strerror(errno));
 		close(fd);
-		return -1;
+		return NULL;
 	}
+	r->tp = t;
+	r->fd = fd;
+	memcpy(&r->from, from, addr_len(from));
+	r->next = *head;
+	*head = r;
+	return r;
+}
+
+/* The session's way back from `from`: a reply socket it holds, or one it takes now. */
+static int reply_socket(struct udp_tp_sess *s, const struct sockaddr *from)
+{
+	struct udp_tp_reply *r;
+	unsigned i;
+
+	for (i = 0; i < s->n_replies; i++)
+		if (same_endpoint(&s->reply[i]->from, from))
+			return s->reply[i]->fd;
+	if (!s->tp || !(r = reply_get(s->tp, from)))
+		return -1;
+	r->refs++;
 	if (s->n_replies < UDP_TP_REPLIES) {
 		i = s->n_replies++;
 	} else {
-		/* The batch may still hold a datagram for the socket replaced: send it first. */
-		udp_tx_flush(w);
+		/* The batch may still hold a datagram for the socket let go: send it first. */
+		udp_tx_flush(s->a->w);
 		i = s->next_reply++ % UDP_TP_REPLIES;
-		close(s->reply[i].fd);
+		reply_put(s->reply[i]);
 	}
-	s->reply[i].fd = fd;
-	memcpy(&s->reply[i].from, from, addr_len(from));
-	return fd;
+	s->reply[i] = r;
+	return r->fd;
 }
 
 void udp_tp_deliver(struct udp_assoc *a, const uint8_t *d, size_t n, const struct sockaddr *sa)
@@ -387,10 +437,13 @@ static void release(struct loop *l, struct loop_obj *o)
 	struct udp_tp *t = (struct udp_tp *)o;
 
 	(void)l;
-	/* Sessions still open (a drain closes them) lose their way back to the table. */
-	for (size_t i = 0; i < UDP_TP_BUCKETS; i++)
+	/* Sessions still open (a drain closes them) and their reply sockets lose the table. */
+	for (size_t i = 0; i < UDP_TP_BUCKETS; i++) {
 		for (struct udp_tp_sess *s = t->tab[i]; s; s = s->next)
 			s->tp = NULL;
+		for (struct udp_tp_reply *r = t->rtab[i]; r; r = r->next)
+			r->tp = NULL;
+	}
 	close(t->fd);
 	t->w->udp_tps[t->inbound] = NULL;
 	free(t);

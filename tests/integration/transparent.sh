@@ -208,10 +208,30 @@ for round in range(3):
         r, a = s.recvfrom(2000)
         print("reply", a[0], a[1], "ok" if r == d else "differs")' 2>&1)
 expect_eq tproxy/udp/two-destinations-one-socket "$(tr '\n' ' ' <<<"$o")" "reply 10.82.0.1 9053 ok reply 10.82.0.1 9054 ok reply 10.82.0.1 9053 ok reply 10.82.0.1 9054 ok reply 10.82.0.1 9053 ok reply 10.82.0.1 9054 ok " "replies"
+# Twenty more clients of the same server: a session each, with its own direct socket, and one
+# reply socket per worker shared by all of them (at most two new: the workers may not have one).
+before=$(sock_count "$SPLICED_PID")
+o=$(ip netns exec "$C" timeout 30 python3 -c '
+import os, socket
+ok = 0
+for i in range(20):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.settimeout(5)
+    d = os.urandom(64)
+    s.sendto(d, ("10.82.0.1", 9053))
+    r, a = s.recvfrom(2000)
+    ok += r == d and a == ("10.82.0.1", 9053)
+print(ok)' 2>&1)
+after=$(sock_count "$SPLICED_PID")
+if [ "$o" = 20 ] && [ $((after - before)) -ge 20 ] && [ $((after - before)) -le 22 ]; then
+	pass tproxy/udp/reply-sockets-shared
+else
+	fail tproxy/udp/reply-sockets-shared "$o echoes; sockets $before -> $after (20 sessions: 20 direct sockets, at most 2 reply sockets)"
+fi
 stop_spliced
 expect_eq tproxy/sigterm-exit "$?" 0 "exit status"
 expect_clean_log tproxy/clean-log
-expect_counters tproxy "$SPLICED_LOG" accepted=7 egress_self=3 completed=4 udp_assocs=3 udp_up=14 udp_down=14
+expect_counters tproxy "$SPLICED_LOG" accepted=7 egress_self=3 completed=4 udp_assocs=23 udp_up=34 udp_down=34
 
 # No translation at all (no nat rule in this namespace, so no conntrack entry): closed, counted.
 netns_new N || { fail setup/netns; finish; }
