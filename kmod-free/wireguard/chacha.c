@@ -2,8 +2,15 @@
 /* ChaCha20 (RFC 8439) eight blocks at a time with AVX2 / AVX-512VL, and the AEAD for data messages. */
 #include "chacha.h"
 
-#include <immintrin.h>
 #include <string.h>
+
+/* The vector routines are x86 (AVX2, AVX-512VL); elsewhere only the reference and wolfSSL. */
+#if defined(__x86_64__) || defined(__i386__)
+#define CHACHA_X86 1
+#include <immintrin.h>
+#else
+#define CHACHA_X86 0
+#endif
 
 #include <wolfssl/options.h>
 #include <wolfssl/wolfcrypt/poly1305.h>
@@ -87,6 +94,7 @@ static void blocks8_ref(const uint32_t s[16], const uint8_t *in, uint8_t *out)
 
 #undef QR
 
+#if CHACHA_X86
 /* AVX2 and AVX-512VL builds of the same routine. */
 
 #define CHACHA_FN     blocks8_avx2
@@ -114,6 +122,7 @@ static void blocks8_ref(const uint32_t s[16], const uint8_t *in, uint8_t *out)
 #undef CHACHA_ROTL
 #undef CHACHA_ROT16
 #undef CHACHA_ROT8
+#endif /* CHACHA_X86 */
 
 typedef void blocks8_fn(const uint32_t s[16], const uint8_t *in, uint8_t *out);
 
@@ -123,6 +132,7 @@ static bool fast;
 
 __attribute__((constructor)) static void pick(void)
 {
+#if CHACHA_X86
 	__builtin_cpu_init();
 	if (__builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512f")) {
 		blocks8 = blocks8_avx512;
@@ -131,6 +141,7 @@ __attribute__((constructor)) static void pick(void)
 		blocks8 = blocks8_avx2;
 		fast = true;
 	}
+#endif
 }
 
 bool wg_chacha_fast(void)
@@ -142,13 +153,18 @@ const char *wg_chacha_impl(void)
 {
 	if (!fast)
 		return "wolfSSL";
+#if CHACHA_X86
 	return blocks8 == blocks8_avx512 ? "AVX-512VL" : "AVX2";
+#else
+	return "reference";
+#endif
 }
 
 /* Test hook (tests/unit/test_wg_chacha.c): 0 reference, 1 AVX2, 2 AVX-512VL; false if unsupported. */
 bool wg_chacha_select(int level);
 bool wg_chacha_select(int level)
 {
+#if CHACHA_X86
 	__builtin_cpu_init();
 	if (level == 2 && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512f"))
 		blocks8 = blocks8_avx512;
@@ -158,6 +174,11 @@ bool wg_chacha_select(int level)
 		blocks8 = blocks8_ref;
 	else
 		return false;
+#else
+	if (level != 0)
+		return false;
+	blocks8 = blocks8_ref;
+#endif
 	return true;
 }
 
