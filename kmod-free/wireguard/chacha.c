@@ -92,6 +92,45 @@ static void blocks8_ref(const uint32_t s[16], const uint8_t *in, uint8_t *out)
 	}
 }
 
+static void put_le32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+	p[2] = (uint8_t)(v >> 16);
+	p[3] = (uint8_t)(v >> 24);
+}
+
+/*
+ * HChaCha20 (draft-irtf-cfrg-xchacha-03 section 2.2): the ChaCha20 state
+ * with a 128-bit nonce in words 12..15, 20 rounds, no final addition; the
+ * subkey is words 0..3 and 12..15, little endian.
+ */
+void wg_hchacha20(uint8_t out[32], const uint8_t key[32], const uint8_t nonce[16])
+{
+	uint32_t x[16];
+
+	memcpy(x, sigma, sizeof(sigma));
+	for (int i = 0; i < 8; i++)
+		x[4 + i] = get_le32(key + 4 * i);
+	for (int i = 0; i < 4; i++)
+		x[12 + i] = get_le32(nonce + 4 * i);
+	for (int r = 0; r < 10; r++) {
+		QR(x[0], x[4], x[8], x[12]);
+		QR(x[1], x[5], x[9], x[13]);
+		QR(x[2], x[6], x[10], x[14]);
+		QR(x[3], x[7], x[11], x[15]);
+		QR(x[0], x[5], x[10], x[15]);
+		QR(x[1], x[6], x[11], x[12]);
+		QR(x[2], x[7], x[8], x[13]);
+		QR(x[3], x[4], x[9], x[14]);
+	}
+	for (int i = 0; i < 4; i++) {
+		put_le32(out + 4 * i, x[i]);
+		put_le32(out + 16 + 4 * i, x[12 + i]);
+	}
+	wg_wipe(x, sizeof(x));
+}
+
 #undef QR
 
 #if CHACHA_X86

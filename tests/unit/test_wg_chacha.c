@@ -42,6 +42,24 @@ static void fill(uint8_t *p, size_t n)
 	}
 }
 
+/* draft-irtf-cfrg-xchacha-03 2.2.1: key 00..1f, nonce 00000009 0000004a 00000000 31415927. */
+static void test_hchacha20_draft(void)
+{
+	static const uint8_t nonce[16] = {0, 0, 0, 0x09, 0,    0,    0,    0x4a,
+	                                  0, 0, 0, 0,    0x31, 0x41, 0x59, 0x27};
+	static const uint8_t want[32] = {
+	        0x82, 0x41, 0x3b, 0x42, 0x27, 0xb2, 0x7b, 0xfe, 0xd3, 0x0e, 0x42,
+	        0x50, 0x8a, 0x87, 0x7d, 0x73, 0xa0, 0xf9, 0xe4, 0xd5, 0x8a, 0x74,
+	        0xa8, 0x53, 0xc1, 0x2e, 0xc4, 0x13, 0x26, 0xd3, 0xec, 0xdc,
+	};
+	uint8_t key[32], out[32];
+
+	for (int i = 0; i < 32; i++)
+		key[i] = (uint8_t)i;
+	wg_hchacha20(out, key, nonce);
+	T_EQ_MEM(out, want, 32);
+}
+
 /* RFC 8439 2.4.2: key 00..1f, nonce 00:00:00:00 00:00:00:4a 00:00:00:00, counter 1. */
 static void test_rfc8439_stream(void)
 {
@@ -187,6 +205,7 @@ int main(void)
 			printf(" %s", level_name[level]);
 	printf("\n");
 	restore();
+	T_RUN(test_hchacha20_draft);
 	T_RUN(test_rfc8439_stream);
 	T_RUN(test_stream_vs_wolfssl);
 	T_RUN(test_aead_vs_wolfssl);
