@@ -28,8 +28,14 @@ uint32_t packet_csum_add(uint32_t sum, const void *data, size_t len)
 		p += 2;
 		len -= 2;
 	}
-	if (len)
-		s += *p; /* little endian host: a trailing byte is the high byte in network order */
+	if (len) {
+		/* the odd last byte, padded with a zero byte (RFC 1071), as a host-order word:
+		 * its low byte on a little-endian host, its high byte on a big-endian one */
+		uint16_t h = 0;
+
+		memcpy(&h, p, 1);
+		s += h;
+	}
 	while (s >> 32)
 		s = (s & 0xffffffffu) + (s >> 32);
 	return (uint32_t)s;

@@ -29,9 +29,9 @@ enum {
 };
 
 /*
- * Adds len bytes to a running one's-complement sum. Works in host order
- * (little endian): the folded result is the checksum as it sits in memory,
- * ready to be copied into the packet.
+ * Adds len bytes to a running one's-complement sum. Works on 16-bit words in
+ * host order, either endianness (RFC 1071 section 2(B)): the folded result is
+ * the checksum as it sits in memory, ready to be copied into the packet.
  */
 uint32_t packet_csum_add(uint32_t sum, const void *data, size_t len);
 /* Folds a running sum into 16 bits (not complemented). */

@@ -2,8 +2,15 @@
 /* ChaCha20 (RFC 8439) eight blocks at a time with AVX2 / AVX-512VL, and the AEAD for data messages. */
 #include "chacha.h"
 
-#include <immintrin.h>
 #include <string.h>
+
+/* The vector routines are x86 (AVX2, AVX-512VL); elsewhere only the reference and wolfSSL. */
+#if defined(__x86_64__) || defined(__i386__)
+#define CHACHA_X86 1
+#include <immintrin.h>
+#else
+#define CHACHA_X86 0
+#endif
 
 #include <wolfssl/options.h>
 #include <wolfssl/wolfcrypt/poly1305.h>
@@ -85,8 +92,48 @@ static void blocks8_ref(const uint32_t s[16], const uint8_t *in, uint8_t *out)
 	}
 }
 
+static void put_le32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+	p[2] = (uint8_t)(v >> 16);
+	p[3] = (uint8_t)(v >> 24);
+}
+
+/*
+ * HChaCha20 (draft-irtf-cfrg-xchacha-03 section 2.2): the ChaCha20 state
+ * with a 128-bit nonce in words 12..15, 20 rounds, no final addition; the
+ * subkey is words 0..3 and 12..15, little endian.
+ */
+void wg_hchacha20(uint8_t out[32], const uint8_t key[32], const uint8_t nonce[16])
+{
+	uint32_t x[16];
+
+	memcpy(x, sigma, sizeof(sigma));
+	for (int i = 0; i < 8; i++)
+		x[4 + i] = get_le32(key + 4 * i);
+	for (int i = 0; i < 4; i++)
+		x[12 + i] = get_le32(nonce + 4 * i);
+	for (int r = 0; r < 10; r++) {
+		QR(x[0], x[4], x[8], x[12]);
+		QR(x[1], x[5], x[9], x[13]);
+		QR(x[2], x[6], x[10], x[14]);
+		QR(x[3], x[7], x[11], x[15]);
+		QR(x[0], x[5], x[10], x[15]);
+		QR(x[1], x[6], x[11], x[12]);
+		QR(x[2], x[7], x[8], x[13]);
+		QR(x[3], x[4], x[9], x[14]);
+	}
+	for (int i = 0; i < 4; i++) {
+		put_le32(out + 4 * i, x[i]);
+		put_le32(out + 16 + 4 * i, x[12 + i]);
+	}
+	wg_wipe(x, sizeof(x));
+}
+
 #undef QR
 
+#if CHACHA_X86
 /* AVX2 and AVX-512VL builds of the same routine. */
 
 #define CHACHA_FN     blocks8_avx2
@@ -114,6 +161,7 @@ static void blocks8_ref(const uint32_t s[16], const uint8_t *in, uint8_t *out)
 #undef CHACHA_ROTL
 #undef CHACHA_ROT16
 #undef CHACHA_ROT8
+#endif /* CHACHA_X86 */
 
 typedef void blocks8_fn(const uint32_t s[16], const uint8_t *in, uint8_t *out);
 
@@ -123,6 +171,7 @@ static bool fast;
 
 __attribute__((constructor)) static void pick(void)
 {
+#if CHACHA_X86
 	__builtin_cpu_init();
 	if (__builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512f")) {
 		blocks8 = blocks8_avx512;
@@ -131,6 +180,7 @@ __attribute__((constructor)) static void pick(void)
 		blocks8 = blocks8_avx2;
 		fast = true;
 	}
+#endif
 }
 
 bool wg_chacha_fast(void)
@@ -142,13 +192,18 @@ const char *wg_chacha_impl(void)
 {
 	if (!fast)
 		return "wolfSSL";
+#if CHACHA_X86
 	return blocks8 == blocks8_avx512 ? "AVX-512VL" : "AVX2";
+#else
+	return "reference";
+#endif
 }
 
 /* Test hook (tests/unit/test_wg_chacha.c): 0 reference, 1 AVX2, 2 AVX-512VL; false if unsupported. */
 bool wg_chacha_select(int level);
 bool wg_chacha_select(int level)
 {
+#if CHACHA_X86
 	__builtin_cpu_init();
 	if (level == 2 && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512f"))
 		blocks8 = blocks8_avx512;
@@ -158,6 +213,11 @@ bool wg_chacha_select(int level)
 		blocks8 = blocks8_ref;
 	else
 		return false;
+#else
+	if (level != 0)
+		return false;
+	blocks8 = blocks8_ref;
+#endif
 	return true;
 }
 

@@ -222,22 +222,52 @@ bool wg_aead_open(uint8_t *dst, const uint8_t *src, size_t len, const void *ad, 
 	                                   plen ? dst : empty_buf) == 0;
 }
 
+/*
+ * XChaCha20-Poly1305 (draft-irtf-cfrg-xchacha-03 section 2.3) built here from
+ * HChaCha20 and the 96-bit AEAD: subkey = HChaCha20(key, nonce[0..16)), then
+ * ChaCha20-Poly1305 under the subkey with nonce 0^32 || nonce[16..24). Not
+ * wolfSSL's wc_XChaCha20Poly1305_*: wolfSSL 5.5.4 leaves XChaCha out of a
+ * build with its ARMv8 assembly (settings.h undefines HAVE_XCHACHA), and this
+ * way the cookie code is the same on every architecture (and may run in place).
+ */
+static void xchacha_subkey(uint8_t subkey[WG_KEY_LEN], uint8_t iv[CHACHA20_POLY1305_AEAD_IV_SIZE],
+                           const uint8_t nonce[WG_COOKIE_NONCE_LEN], const uint8_t key[WG_KEY_LEN])
+{
+	wg_hchacha20(subkey, key, nonce);
+	memset(iv, 0, 4);
+	memcpy(iv + 4, nonce + 16, 8);
+}
+
 void wg_xaead_seal(uint8_t *dst, const uint8_t *src, size_t len, const void *ad, size_t adlen,
                    const uint8_t nonce[WG_COOKIE_NONCE_LEN], const uint8_t key[WG_KEY_LEN])
 {
-	wc_XChaCha20Poly1305_Encrypt(dst, len + WG_AEAD_TAG_LEN, len ? src : empty_buf, len,
-	                             ad ? ad : empty_buf, adlen, nonce, WG_COOKIE_NONCE_LEN, key,
-	                             WG_KEY_LEN);
+	uint8_t subkey[WG_KEY_LEN], iv[CHACHA20_POLY1305_AEAD_IV_SIZE];
+
+	xchacha_subkey(subkey, iv, nonce, key);
+	wc_ChaCha20Poly1305_Encrypt(subkey, iv, ad ? ad : empty_buf, (word32)adlen,
+	                            len ? src : empty_buf, (word32)len, len ? dst : empty_buf,
+	                            dst + len);
+	wg_wipe(subkey, sizeof(subkey));
 }
 
 bool wg_xaead_open(uint8_t *dst, const uint8_t *src, size_t len, const void *ad, size_t adlen,
                    const uint8_t nonce[WG_COOKIE_NONCE_LEN], const uint8_t key[WG_KEY_LEN])
 {
+	uint8_t subkey[WG_KEY_LEN], iv[CHACHA20_POLY1305_AEAD_IV_SIZE], tag[WG_AEAD_TAG_LEN];
+	size_t plen;
+	bool ok;
+
 	if (len < WG_AEAD_TAG_LEN)
 		return false;
-	return wc_XChaCha20Poly1305_Decrypt(dst, len - WG_AEAD_TAG_LEN, src, len,
-	                                    ad ? ad : empty_buf, adlen, nonce, WG_COOKIE_NONCE_LEN,
-	                                    key, WG_KEY_LEN) == 0;
+	plen = len - WG_AEAD_TAG_LEN;
+	/* Copy the tag out first: an in-place decrypt may overwrite it when dst < src. */
+	memcpy(tag, src + plen, WG_AEAD_TAG_LEN);
+	xchacha_subkey(subkey, iv, nonce, key);
+	ok = wc_ChaCha20Poly1305_Decrypt(subkey, iv, ad ? ad : empty_buf, (word32)adlen,
+	                                 plen ? src : empty_buf, (word32)plen, tag,
+	                                 plen ? dst : empty_buf) == 0;
+	wg_wipe(subkey, sizeof(subkey));
+	return ok;
 }
 
 static void put_be32(uint8_t *p, uint32_t v)

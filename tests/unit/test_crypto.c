@@ -246,7 +246,14 @@ static void test_chacha20_poly1305_rfc8439(void)
 	         MAC_CMP_FAILED_E);
 }
 
-/* draft-irtf-cfrg-xchacha-03 appendix A.3.1: AEAD_XChaCha20_Poly1305 (WireGuard cookies). */
+/*
+ * wolfSSL 5.5.4 leaves XChaCha out of a build with its ARMv8 assembly
+ * (settings.h undefines HAVE_XCHACHA under WOLFSSL_ARMASM); the XChaCha
+ * cases are then SKIPs. WireGuard's cookies do not depend on it: they use
+ * spliced's own HChaCha20 construction (test_wg_crypto, test_wg_chacha).
+ */
+#ifdef HAVE_XCHACHA
+/* draft-irtf-cfrg-xchacha-03 appendix A.3.1: AEAD_XChaCha20_Poly1305. */
 static void test_xchacha20_poly1305_draft(void)
 {
 	uint8_t key[32], nonce[24], aad[12], out[sizeof(sunscreen) - 1 + TAG_LEN];
@@ -276,6 +283,7 @@ static void test_xchacha20_poly1305_draft(void)
 	                                      sizeof(aad), nonce, sizeof(nonce), key,
 	                                      sizeof(key)) != 0);
 }
+#endif
 
 /*
  * RFC 7748 decodes scalars by clamping and u-coordinates by clearing bit 255;
@@ -555,8 +563,13 @@ static int bulk_seal(int alg, uint8_t *out, const uint8_t *msg, size_t len, cons
 		return wc_ChaCha20Poly1305_Encrypt(key, n12, aad, 13, msg, (word32)len, out,
 		                                   out + len);
 	default:
+#ifdef HAVE_XCHACHA
 		return wc_XChaCha20Poly1305_Encrypt(out, len + TAG_LEN, msg, len, aad, 13, n24, 24,
 		                                    key, 32);
+#else
+		(void)n24;
+		return NOT_COMPILED_IN;
+#endif
 	}
 }
 
@@ -583,12 +596,18 @@ static int bulk_open(int alg, uint8_t *buf, size_t len, const uint8_t key[32],
 		return wc_ChaCha20Poly1305_Decrypt(key, n12, aad, 13, buf, (word32)len, buf + len,
 		                                   buf);
 	default:
+#ifdef HAVE_XCHACHA
 		/* wolfSSL's XChaCha open cannot work in place; WireGuard's cookie is 16 bytes. */
 		ret = wc_XChaCha20Poly1305_Decrypt(plain, len, buf, len + TAG_LEN, aad, 13, n24, 24,
 		                                   key, 32);
 		if (ret == 0)
 			memcpy(buf, plain, len);
 		return ret;
+#else
+		(void)plain;
+		(void)n24;
+		return NOT_COMPILED_IN;
+#endif
 	}
 }
 
@@ -616,6 +635,11 @@ static void test_bulk_aead_vs_openssl(void)
 
 		for (int alg = 0; alg < ALG_N; alg++) {
 			int before = t_failed_case;
+
+#ifndef HAVE_XCHACHA
+			if (alg == ALG_XCHACHA)
+				continue; /* reported as a SKIP in main() */
+#endif
 
 			t_failed_case = 0;
 			T_EQ_INT(bulk_seal(alg, buf, msg, len, key, n12, n24, aad), 0);
@@ -654,7 +678,16 @@ int main(void)
 	T_RUN(test_chacha20_rfc8439);
 	T_RUN(test_poly1305_rfc8439);
 	T_RUN(test_chacha20_poly1305_rfc8439);
+#ifdef HAVE_XCHACHA
 	T_RUN(test_xchacha20_poly1305_draft);
+#else
+	printf("SKIP: %s/test_xchacha20_poly1305_draft (this wolfSSL has no XChaCha: 5.5.4 drops "
+	       "it with WOLFSSL_ARMASM)\n",
+	       t_suite);
+	printf("SKIP: %s/test_bulk_aead_vs_openssl XChaCha20-Poly1305 (the same; the other three "
+	       "AEADs run)\n",
+	       t_suite);
+#endif
 	T_RUN(test_x25519_rfc7748);
 	T_RUN(test_x25519_dh_rfc7748);
 	T_RUN(test_blake2s_reference);

@@ -26,12 +26,38 @@ static void restore(void)
 
 static uint64_t rng = 0x243f6a8885a308d3ull;
 
+/* wolfSSL's 96-bit IV from WireGuard's counter: 32 zero bits, then the counter little endian. */
+static void iv_from_nonce(uint8_t iv[12], uint64_t nonce)
+{
+	memset(iv, 0, 4);
+	for (int i = 0; i < 8; i++)
+		iv[4 + i] = (uint8_t)(nonce >> (8 * i));
+}
+
 static void fill(uint8_t *p, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		rng = rng * 6364136223846793005ull + 1442695040888963407ull;
 		p[i] = (uint8_t)(rng >> 56);
 	}
+}
+
+/* draft-irtf-cfrg-xchacha-03 2.2.1: key 00..1f, nonce 00000009 0000004a 00000000 31415927. */
+static void test_hchacha20_draft(void)
+{
+	static const uint8_t nonce[16] = {0, 0, 0, 0x09, 0,    0,    0,    0x4a,
+	                                  0, 0, 0, 0,    0x31, 0x41, 0x59, 0x27};
+	static const uint8_t want[32] = {
+	        0x82, 0x41, 0x3b, 0x42, 0x27, 0xb2, 0x7b, 0xfe, 0xd3, 0x0e, 0x42,
+	        0x50, 0x8a, 0x87, 0x7d, 0x73, 0xa0, 0xf9, 0xe4, 0xd5, 0x8a, 0x74,
+	        0xa8, 0x53, 0xc1, 0x2e, 0xc4, 0x13, 0x26, 0xd3, 0xec, 0xdc,
+	};
+	uint8_t key[32], out[32];
+
+	for (int i = 0; i < 32; i++)
+		key[i] = (uint8_t)i;
+	wg_hchacha20(out, key, nonce);
+	T_EQ_MEM(out, want, 32);
 }
 
 /* RFC 8439 2.4.2: key 00..1f, nonce 00:00:00:00 00:00:00:4a 00:00:00:00, counter 1. */
@@ -60,7 +86,7 @@ static void test_rfc8439_stream(void)
 static void test_stream_vs_wolfssl(void)
 {
 	static uint8_t in[1200], want[1200], got[1200];
-	uint8_t key[32], iv[12] = {0};
+	uint8_t key[32], iv[12];
 	ChaCha c;
 
 	for (int level = 0; level < 3; level++) {
@@ -73,7 +99,7 @@ static void test_stream_vs_wolfssl(void)
 			fill(key, sizeof(key));
 			fill(in, len);
 			fill((uint8_t *)&nonce, sizeof(nonce));
-			memcpy(iv + 4, &nonce, 8); /* little-endian host: the wire layout */
+			iv_from_nonce(iv, nonce);
 			wc_Chacha_SetKey(&c, key, 32);
 			wc_Chacha_SetIV(&c, iv, counter);
 			wc_Chacha_Process(&c, want, in, (word32)len);
@@ -96,7 +122,7 @@ static void test_aead_vs_wolfssl(void)
 	                              1420, 1436, 1500, 2047, 4000, 8192, 9000, 65535};
 	static const size_t adlens[] = {0, 7, 32};
 	static uint8_t in[65536 + 16], want[65536 + 16], got[65536 + 16], back[65536 + 16];
-	uint8_t key[32], ad[32], iv[12] = {0};
+	uint8_t key[32], ad[32], iv[12];
 
 	for (int level = 0; level < 3; level++) {
 		if (!wg_chacha_select(level))
@@ -110,7 +136,7 @@ static void test_aead_vs_wolfssl(void)
 				fill(ad, adlen);
 				fill(in, len);
 				fill((uint8_t *)&nonce, sizeof(nonce));
-				memcpy(iv + 4, &nonce, 8);
+				iv_from_nonce(iv, nonce);
 				wc_ChaCha20Poly1305_Encrypt(key, iv, ad, (word32)adlen,
 				                            len ? in : ad, (word32)len, want,
 				                            want + len);
@@ -179,6 +205,7 @@ int main(void)
 			printf(" %s", level_name[level]);
 	printf("\n");
 	restore();
+	T_RUN(test_hchacha20_draft);
 	T_RUN(test_rfc8439_stream);
 	T_RUN(test_stream_vs_wolfssl);
 	T_RUN(test_aead_vs_wolfssl);

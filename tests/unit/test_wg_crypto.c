@@ -280,6 +280,49 @@ static void test_xchacha20poly1305(void)
 	T_ASSERT(!wg_xaead_open(pt, out, n + 16, aad, 12, nonce, key));
 }
 
+/* The cookie AEAD in place, empty, and (where this wolfSSL has XChaCha) byte for byte as wolfSSL's. */
+static void test_xchacha20poly1305_shapes(void)
+{
+	uint8_t key[32], nonce[24], aad[32], buf[300 + 16], ref[300 + 16], plain[300];
+
+	for (int i = 0; i < 32; i++)
+		key[i] = aad[i] = (uint8_t)(i * 7 + 1);
+	for (int i = 0; i < 24; i++)
+		nonce[i] = (uint8_t)(0xe0 - i);
+	for (size_t i = 0; i < sizeof(plain); i++)
+		plain[i] = (uint8_t)(i * 13 + 5);
+	/* WireGuard's cookie (16 bytes) and lengths around the 64-byte ChaCha block */
+	static const size_t lens[] = {0, 1, 16, 63, 64, 65, 300};
+	for (size_t k = 0; k < sizeof(lens) / sizeof(lens[0]); k++) {
+		size_t n = lens[k];
+
+		memcpy(buf, plain, n);
+		wg_xaead_seal(buf, buf, n, aad, 32, nonce, key);
+#ifdef HAVE_XCHACHA
+		T_EQ_INT(wc_XChaCha20Poly1305_Encrypt(ref, n + 16, n ? plain : aad, n, aad, 32,
+		                                      nonce, 24, key, 32),
+		         0);
+		T_EQ_MEM(buf, ref, n + 16);
+#else
+		(void)ref;
+#endif
+		T_ASSERT(wg_xaead_open(buf, buf, n + 16, aad, 32, nonce, key));
+		T_EQ_MEM(buf, plain, n);
+		if (t_failed_case) {
+			printf("  at %zu bytes\n", n);
+			return;
+		}
+	}
+	wg_xaead_seal(buf, NULL, 0, NULL, 0, nonce, key);
+	T_ASSERT(wg_xaead_open(NULL, buf, 16, NULL, 0, nonce, key));
+	nonce[23] ^= 1; /* the last nonce byte is in the 96-bit nonce, not the subkey */
+	T_ASSERT(!wg_xaead_open(NULL, buf, 16, NULL, 0, nonce, key));
+	nonce[23] ^= 1;
+	nonce[0] ^= 1; /* the first is in the subkey */
+	T_ASSERT(!wg_xaead_open(NULL, buf, 16, NULL, 0, nonce, key));
+	T_ASSERT(!wg_xaead_open(NULL, buf, 15, NULL, 0, nonce, key));
+}
+
 static void test_tai64n(void)
 {
 	struct timespec ts = {.tv_sec = 1700000000, .tv_nsec = 123456789};
@@ -327,6 +370,7 @@ int main(void)
 	T_RUN(test_chacha20poly1305_rfc8439);
 	T_RUN(test_aead_wrapper);
 	T_RUN(test_xchacha20poly1305);
+	T_RUN(test_xchacha20poly1305_shapes);
 	T_RUN(test_tai64n);
 	T_RUN(test_ct_helpers);
 	return t_finish();

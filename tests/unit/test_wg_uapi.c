@@ -391,7 +391,7 @@ static char *serve(struct fake *f, const char *requests)
 static void test_serve(void)
 {
 	struct fake f = {0};
-	char *r;
+	char *r, want[32];
 
 	r = serve(&f, "get=1\n\n");
 	T_EQ_STR(r, "listen_port=4242\nerrno=0\n\n");
@@ -405,7 +405,9 @@ static void test_serve(void)
 	/* the device's error comes back as a positive errno */
 	f.set_ret = -EOPNOTSUPP;
 	r = serve(&f, "set=1\nlisten_port=10\n\n");
-	T_EQ_STR(r, "errno=95\n\n");
+	/* the host's own errno number: EOPNOTSUPP is 95 on x86 and ARM, 122 on MIPS */
+	snprintf(want, sizeof(want), "errno=%d\n\n", EOPNOTSUPP);
+	T_EQ_STR(r, want);
 	f.set_ret = 0;
 	/* a body that does not parse never reaches the device */
 	r = serve(&f, "set=1\nlisten_port=x\n\n");
