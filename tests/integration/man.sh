@@ -7,7 +7,7 @@
 # handles; spliced.ini.5's example files load with --check; their .TH version is the binary's;
 # meson installs them under share/man.
 . "$(dirname "$0")/../lib.sh"
-need man groff lexgrog col
+need man groff lexgrog col mandoc
 if [ ! -x "$SPLICED_BIN" ]; then
 	skip all "$SPLICED_BIN not built"
 	exit 0
@@ -37,6 +37,9 @@ for p in "$page8" "$page5"; do
 		fail "$n/no-warnings" "$(echo "$out" | wc -l) warning lines"
 		echo "$out" | head -n 10 | sed 's/^/#   /'
 	fi
+	# mandoc's own linter too (style level: every message fails, long lines included).
+	if out=$(mandoc -T lint -W style "$p" 2>&1) && [ -z "$out" ]; then pass "$n/mandoc-lint"
+	else fail "$n/mandoc-lint" "$(head -n 5 <<<"$out" | tr '\n' '|')"; fi
 	# lexgrog reads NAME the way mandb does for whatis(1) and apropos(1).
 	if out=$(lexgrog "$p" 2>&1) && grep -qE ': "spliced(\.ini)? - .+"$' <<<"$out"; then pass "$n/whatis"
 	else fail "$n/whatis" "lexgrog: $out"; fi
