@@ -96,23 +96,6 @@ static bool is_host_char(uint8_t c)
 	       c == '-' || c == '.' || c == '_';
 }
 
-static bool eq_nocase(const uint8_t *p, size_t n, const char *lit)
-{
-	size_t i;
-
-	for (i = 0; i < n && lit[i]; i++) {
-		uint8_t a = p[i], b = (uint8_t)lit[i];
-
-		if (a >= 'A' && a <= 'Z')
-			a += 'a' - 'A';
-		if (b >= 'A' && b <= 'Z')
-			b += 'a' - 'A';
-		if (a != b)
-			return false;
-	}
-	return i == n && lit[i] == '\0';
-}
-
 /*
  * Length of the head through its blank line, or 0 when the blank line is not
  * within the first min(len, HTTP_HEADER_MAX) octets. Resumes where the last
@@ -149,20 +132,6 @@ static size_t head_length(struct http_connect *h, const uint8_t *buf, size_t len
 		h->line_start = i + 1;
 	}
 	return 0;
-}
-
-/* Next line in [*pos, end) without its line ending; the head always ends in '\n'. */
-static size_t next_line(const uint8_t *buf, size_t end, size_t *pos, const uint8_t **line)
-{
-	const uint8_t *p = buf + *pos;
-	const uint8_t *nl = memchr(p, '\n', end - *pos);
-	size_t n = nl ? (size_t)(nl - p) : end - *pos;
-
-	*pos += nl ? n + 1 : n;
-	if (n > 0 && p[n - 1] == '\r')
-		n--;
-	*line = p;
-	return n;
 }
 
 static bool has_ctl(const uint8_t *p, size_t n, bool allow_tab)
@@ -250,7 +219,7 @@ static int parse_absolute(struct http_connect *h, const uint8_t *base, const uin
 	const uint8_t *a;
 	bool has_port = false;
 
-	if (n < 8 || !eq_nocase(p, 7, "http://"))
+	if (n < 8 || !http_eq_nocase(p, 7, "http://"))
 		return -EINVAL;
 	a = p + 7;
 	n -= 7;
@@ -342,7 +311,7 @@ static enum proto_res parse_basic(struct http_connect *h, const uint8_t *v, size
 	if (!sp)
 		return fail(h, HTTP_ERR_AUTH_MISSING); /* a bare token68 is no Basic */
 	slen = (size_t)(sp - v);
-	if (!eq_nocase(v, slen, "Basic"))
+	if (!http_eq_nocase(v, slen, "Basic"))
 		return fail(h, HTTP_ERR_AUTH_MISSING);
 	while (sp < v + n && *sp == ' ')
 		sp++;
@@ -371,25 +340,15 @@ out:
 	return res;
 }
 
+/* Whether tok is an element of the list v[0, n); *other: some other element is. */
 static bool token_in(const uint8_t *v, size_t n, const char *tok, bool *other)
 {
+	const uint8_t *t;
+	size_t pos = 0, len;
 	bool found = false;
-	size_t i = 0;
 
-	while (i < n) {
-		size_t s, e;
-
-		while (i < n && (v[i] == ' ' || v[i] == '\t' || v[i] == ','))
-			i++;
-		s = i;
-		while (i < n && v[i] != ',')
-			i++;
-		e = i;
-		while (e > s && (v[e - 1] == ' ' || v[e - 1] == '\t'))
-			e--;
-		if (e == s)
-			continue;
-		if (eq_nocase(v + s, e - s, tok))
+	while (http_token_next(v, n, &pos, &t, &len)) {
+		if (http_eq_nocase(t, len, tok))
 			found = true;
 		else if (other)
 			*other = true;
@@ -408,7 +367,7 @@ static int fwd_field(struct http_connect *h, const uint8_t *base, const uint8_t 
 {
 	struct http_fwd_req *f = &h->fwd;
 
-	if (eq_nocase(name, nlen, "Content-Length")) {
+	if (http_eq_nocase(name, nlen, "Content-Length")) {
 		uint64_t x = 0;
 
 		if (vlen == 0 || vlen > 18)
@@ -422,44 +381,36 @@ static int fwd_field(struct http_connect *h, const uint8_t *base, const uint8_t 
 			return -1;
 		f->has_length = true;
 		f->length = x;
-	} else if (eq_nocase(name, nlen, "Transfer-Encoding")) {
+	} else if (http_eq_nocase(name, nlen, "Transfer-Encoding")) {
 		/* Only "chunked", once: any other coding we could not find the end of. */
-		if (f->chunked || !eq_nocase(v, vlen, "chunked"))
+		if (f->chunked || !http_eq_nocase(v, vlen, "chunked"))
 			return -1;
 		f->chunked = true;
-	} else if (eq_nocase(name, nlen, "Expect")) {
-		if (!eq_nocase(v, vlen, "100-continue"))
+	} else if (http_eq_nocase(name, nlen, "Expect")) {
+		if (!http_eq_nocase(v, vlen, "100-continue"))
 			return -1; /* 417 would be the answer; 400 is as final */
 		f->expect_continue = true;
-	} else if (eq_nocase(name, nlen, "Connection") ||
-	           eq_nocase(name, nlen, "Proxy-Connection")) {
+	} else if (http_eq_nocase(name, nlen, "Connection") ||
+	           http_eq_nocase(name, nlen, "Proxy-Connection")) {
 		bool other = false;
 
 		if (token_in(v, vlen, "close", &other))
 			f->client_close = true;
 		if (token_in(v, vlen, "keep-alive", NULL))
 			f->keep_alive = true;
-		if (other && eq_nocase(name, nlen, "Connection")) {
-			size_t i = 0;
+		if (other && http_eq_nocase(name, nlen, "Connection")) {
+			const uint8_t *t;
+			size_t pos = 0, len;
 
-			while (i < vlen) { /* the names it lists are hop-by-hop too */
-				size_t s, e;
-
-				while (i < vlen && (v[i] == ' ' || v[i] == '\t' || v[i] == ','))
-					i++;
-				s = i;
-				while (i < vlen && v[i] != ',')
-					i++;
-				e = i;
-				while (e > s && (v[e - 1] == ' ' || v[e - 1] == '\t'))
-					e--;
-				if (e == s || eq_nocase(v + s, e - s, "close") ||
-				    eq_nocase(v + s, e - s, "keep-alive"))
+			/* the names it lists are hop-by-hop too */
+			while (http_token_next(v, vlen, &pos, &t, &len)) {
+				if (http_eq_nocase(t, len, "close") ||
+				    http_eq_nocase(t, len, "keep-alive"))
 					continue;
 				if (f->n_hop == HTTP_FWD_HOP_MAX)
 					return -1;
-				f->hop_off[f->n_hop] = (size_t)(v + s - base);
-				f->hop_len[f->n_hop++] = e - s;
+				f->hop_off[f->n_hop] = (size_t)(t - base);
+				f->hop_len[f->n_hop++] = len;
 			}
 		}
 	}
@@ -478,13 +429,13 @@ static enum proto_res parse_head(struct http_connect *h, const uint8_t *buf, siz
 	do {
 		if (pos >= end)
 			return fail(h, HTTP_ERR_MALFORMED);
-		n = next_line(buf, end, &pos, &line);
+		n = http_next_line(buf, end, &pos, &line);
 	} while (n == 0);
 	res = parse_request_line(h, buf, line, n);
 	if (res != PROTO_REQUEST)
 		return res;
 
-	while (pos < end && (n = next_line(buf, end, &pos, &line)) > 0) {
+	while (pos < end && (n = http_next_line(buf, end, &pos, &line)) > 0) {
 		const uint8_t *colon = memchr(line, ':', n), *v;
 		size_t nlen, vlen;
 
@@ -494,13 +445,8 @@ static enum proto_res parse_head(struct http_connect *h, const uint8_t *buf, siz
 		for (size_t i = 0; i < nlen; i++)
 			if (!is_tchar(line[i])) /* also catches obs-fold and "Name :" */
 				return fail(h, HTTP_ERR_MALFORMED);
-		v = colon + 1;
-		vlen = n - nlen - 1;
-		while (vlen > 0 && (*v == ' ' || *v == '\t'))
-			v++, vlen--;
-		while (vlen > 0 && (v[vlen - 1] == ' ' || v[vlen - 1] == '\t'))
-			vlen--;
-		if (eq_nocase(line, nlen, "Proxy-Authorization")) {
+		v = http_field_value(line, n, nlen, &vlen);
+		if (http_eq_nocase(line, nlen, "Proxy-Authorization")) {
 			if (auth)
 				return fail(h, HTTP_ERR_MALFORMED);
 			auth = v;

@@ -19,7 +19,7 @@
  *  - No Via is added.
  */
 
-static bool eq_nocase(const uint8_t *p, size_t n, const char *lit)
+bool http_eq_nocase(const uint8_t *p, size_t n, const char *lit)
 {
 	size_t i;
 
@@ -52,8 +52,7 @@ static bool eq_nocase2(const uint8_t *a, size_t an, const uint8_t *b, size_t bn)
 	return true;
 }
 
-/* Next line in [*pos, end) without its line ending. */
-static size_t next_line(const uint8_t *buf, size_t end, size_t *pos, const uint8_t **line)
+size_t http_next_line(const uint8_t *buf, size_t end, size_t *pos, const uint8_t **line)
 {
 	const uint8_t *p = buf + *pos;
 	const uint8_t *nl = memchr(p, '\n', end - *pos);
@@ -66,6 +65,45 @@ static size_t next_line(const uint8_t *buf, size_t end, size_t *pos, const uint8
 	return n;
 }
 
+const uint8_t *http_field_value(const uint8_t *line, size_t n, size_t nlen, size_t *vlen)
+{
+	const uint8_t *v = line + nlen + 1;
+	size_t len = n - nlen - 1;
+
+	while (len > 0 && (*v == ' ' || *v == '\t'))
+		v++, len--;
+	while (len > 0 && (v[len - 1] == ' ' || v[len - 1] == '\t'))
+		len--;
+	*vlen = len;
+	return v;
+}
+
+bool http_token_next(const uint8_t *v, size_t n, size_t *pos, const uint8_t **tok, size_t *len)
+{
+	size_t i = *pos;
+
+	while (i < n) {
+		size_t s, e;
+
+		while (i < n && (v[i] == ' ' || v[i] == '\t' || v[i] == ','))
+			i++;
+		s = i;
+		while (i < n && v[i] != ',')
+			i++;
+		e = i;
+		while (e > s && (v[e - 1] == ' ' || v[e - 1] == '\t'))
+			e--;
+		if (e > s) {
+			*pos = i;
+			*tok = v + s;
+			*len = e - s;
+			return true;
+		}
+	}
+	*pos = i;
+	return false;
+}
+
 static bool hop_by_hop(const uint8_t *name, size_t n, const uint8_t *head, size_t n_hop,
                        const size_t *hop_off, const size_t *hop_len)
 {
@@ -74,7 +112,7 @@ static bool hop_by_hop(const uint8_t *name, size_t n, const uint8_t *head, size_
 	        "Upgrade",    "Proxy-Authorization", "Proxy-Authenticate"};
 
 	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
-		if (eq_nocase(name, n, fixed[i]))
+		if (http_eq_nocase(name, n, fixed[i]))
 			return true;
 	for (size_t i = 0; i < n_hop; i++)
 		if (eq_nocase2(name, n, head + hop_off[i], hop_len[i]))
@@ -111,15 +149,16 @@ static void copy_fields(struct out *o, const uint8_t *head, size_t head_len, siz
 	size_t pos = 0, n;
 
 	do
-		n = next_line(head, head_len, &pos, &line);
+		n = http_next_line(head, head_len, &pos, &line);
 	while (n == 0 && pos < head_len); /* empty lines before the first line */
-	while (pos < head_len && (n = next_line(head, head_len, &pos, &line)) > 0) {
+	while (pos < head_len && (n = http_next_line(head, head_len, &pos, &line)) > 0) {
 		const uint8_t *colon = memchr(line, ':', n);
 		size_t nlen = colon ? (size_t)(colon - line) : n;
 
 		if (hop_by_hop(line, nlen, head, n_hop, hop_off, hop_len))
 			continue;
-		if (request && (eq_nocase(line, nlen, "Host") || eq_nocase(line, nlen, "Expect")))
+		if (request &&
+		    (http_eq_nocase(line, nlen, "Host") || http_eq_nocase(line, nlen, "Expect")))
 			continue;
 		put(o, line, n);
 		puts_(o, "\r\n");
@@ -162,26 +201,15 @@ static bool digits(const uint8_t *p, size_t n, uint64_t *v)
 	return true;
 }
 
-/* Comma-separated tokens of a field value: fn(token) for each; false stops. */
+/* fn(element) for each element of a comma-separated field value. */
 static void each_token(const uint8_t *v, size_t n, void (*fn)(void *, const uint8_t *, size_t),
                        void *ctx)
 {
-	size_t i = 0;
+	const uint8_t *t;
+	size_t pos = 0, len;
 
-	while (i < n) {
-		size_t s, e;
-
-		while (i < n && (v[i] == ' ' || v[i] == '\t' || v[i] == ','))
-			i++;
-		s = i;
-		while (i < n && v[i] != ',')
-			i++;
-		e = i;
-		while (e > s && (v[e - 1] == ' ' || v[e - 1] == '\t'))
-			e--;
-		if (e > s)
-			fn(ctx, v + s, e - s);
-	}
+	while (http_token_next(v, n, &pos, &t, &len))
+		fn(ctx, t, len);
 }
 
 struct conn_tokens {
@@ -194,9 +222,9 @@ static void conn_token(void *ctx, const uint8_t *t, size_t n)
 {
 	struct conn_tokens *c = ctx;
 
-	if (eq_nocase(t, n, "close"))
+	if (http_eq_nocase(t, n, "close"))
 		c->close = true;
-	else if (eq_nocase(t, n, "keep-alive"))
+	else if (http_eq_nocase(t, n, "keep-alive"))
 		c->keep_alive = true;
 	else if (*c->n_hop < HTTP_FWD_HOP_MAX) {
 		c->hop_off[*c->n_hop] = (size_t)(t - c->head);
@@ -231,7 +259,7 @@ int http_resp_parse(const uint8_t *buf, size_t len, bool head_req, struct http_r
 		return len >= HTTP_RESP_HEAD_MAX ? -1 : 0;
 	memset(r, 0, sizeof(*r));
 	r->head_len = end;
-	n = next_line(buf, end, &pos, &line);
+	n = http_next_line(buf, end, &pos, &line);
 	/* HTTP/1.x SP 3DIGIT [SP reason] */
 	if (n < 12 || memcmp(line, "HTTP/1.", 7) != 0 || line[7] < '0' || line[7] > '9' ||
 	    line[8] != ' ' || !digits(line + 9, 3, &status) || (n > 12 && line[12] != ' '))
@@ -245,7 +273,7 @@ int http_resp_parse(const uint8_t *buf, size_t len, bool head_req, struct http_r
 		return -1;
 	r->interim = status < 200 && status != 101;
 	r->bodiless = status < 200 || status == 204 || status == 304 || head_req;
-	while (pos < end && (n = next_line(buf, end, &pos, &line)) > 0) {
+	while (pos < end && (n = http_next_line(buf, end, &pos, &line)) > 0) {
 		const uint8_t *colon = memchr(line, ':', n), *v;
 		size_t nlen, vlen;
 
@@ -258,25 +286,20 @@ int http_resp_parse(const uint8_t *buf, size_t len, bool head_req, struct http_r
 		if (line[0] == ' ' || line[0] == '\t' || line[nlen - 1] == ' ' ||
 		    line[nlen - 1] == '\t')
 			return -1; /* obs-fold, or whitespace before the colon */
-		v = colon + 1;
-		vlen = n - nlen - 1;
-		while (vlen > 0 && (*v == ' ' || *v == '\t'))
-			v++, vlen--;
-		while (vlen > 0 && (v[vlen - 1] == ' ' || v[vlen - 1] == '\t'))
-			vlen--;
-		if (eq_nocase(line, nlen, "Content-Length")) {
+		v = http_field_value(line, n, nlen, &vlen);
+		if (http_eq_nocase(line, nlen, "Content-Length")) {
 			uint64_t x;
 			if (!digits(v, vlen, &x) || (seen_cl && x != cl))
 				return -1;
 			seen_cl = true;
 			cl = x;
-		} else if (eq_nocase(line, nlen, "Transfer-Encoding")) {
+		} else if (http_eq_nocase(line, nlen, "Transfer-Encoding")) {
 			/* chunked must be last; anything else runs to the close */
-			r->chunked = vlen >= 7 && eq_nocase(v + vlen - 7, 7, "chunked") &&
+			r->chunked = vlen >= 7 && http_eq_nocase(v + vlen - 7, 7, "chunked") &&
 			             (vlen == 7 || v[vlen - 8] == ' ' || v[vlen - 8] == ',');
 			if (!r->chunked)
 				r->close = true;
-		} else if (eq_nocase(line, nlen, "Connection")) {
+		} else if (http_eq_nocase(line, nlen, "Connection")) {
 			struct conn_tokens t = {.head = buf,
 			                        .n_hop = &r->n_hop,
 			                        .hop_off = r->hop_off,
@@ -302,7 +325,7 @@ size_t http_resp_rewrite(const struct http_resp *r, const uint8_t *head, bool ke
 {
 	struct out o = {.p = out, .cap = cap};
 	const uint8_t *line;
-	size_t pos = 0, n = next_line(head, r->head_len, &pos, &line);
+	size_t pos = 0, n = http_next_line(head, r->head_len, &pos, &line);
 
 	/* We speak HTTP/1.1 to the client whatever the origin spoke. */
 	puts_(&o, "HTTP/1.1");

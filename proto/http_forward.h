@@ -80,6 +80,20 @@ bool http_resp_close_delimited(const struct http_resp *r);
 size_t http_resp_rewrite(const struct http_resp *r, const uint8_t *head, bool keep_alive,
                          uint8_t *out, size_t cap);
 
+/* Shared by the HTTP parsers (http_connect.c, this file). */
+/* ASCII case-insensitive: p[0, n) equals the C string lit. */
+bool http_eq_nocase(const uint8_t *p, size_t n, const char *lit);
+/* The next line in buf[*pos, end) without its CRLF or LF; *pos moves past it. Its length. */
+size_t http_next_line(const uint8_t *buf, size_t end, size_t *pos, const uint8_t **line);
+/* The value of a field line line[0, n) whose name is nlen octets: after the colon, blanks trimmed. */
+const uint8_t *http_field_value(const uint8_t *line, size_t n, size_t nlen, size_t *vlen);
+/*
+ * The next element of a comma-separated field value v[0, n) from *pos
+ * (RFC 9110 section 5.6.1: empty elements and blanks around them skipped).
+ * false when there is none left.
+ */
+bool http_token_next(const uint8_t *v, size_t n, size_t *pos, const uint8_t **tok, size_t *len);
+
 /* A chunked body (RFC 9112 section 7.1), followed octet by octet to find its end. */
 enum http_chunk_state {
 	CH_SIZE = 0, /* hex digits of the chunk size */

@@ -16,30 +16,31 @@ static enum proto_res fwd_start(void *st, const struct inbound *in, int fd)
 	return PROTO_REQUEST;
 }
 
-static enum proto_res fwd_feed(void *st, const uint8_t *buf, size_t len, size_t *used)
+/* The ops of every inbound without a handshake (forward, redirect, tproxy). */
+enum proto_res inbound_nohs_feed(void *st, const uint8_t *buf, size_t len, size_t *used)
 {
 	(void)st, (void)buf, (void)len;
 	*used = 0;
 	return PROTO_FAIL; /* never called: start() has the request already */
 }
 
-static const struct proto_target *fwd_target(const void *st)
+const struct proto_target *inbound_nohs_target(const void *st)
 {
 	return st;
 }
 
-static const uint8_t *no_bytes(const void *st, size_t *len)
+const uint8_t *inbound_nohs_pending(const void *st, size_t *len)
 {
 	(void)st;
 	*len = 0;
 	return NULL;
 }
 
-static const uint8_t *fwd_reply(void *st, enum proto_connect_result r, const struct sockaddr *bound,
-                                size_t *len)
+const uint8_t *inbound_nohs_reply(void *st, enum proto_connect_result r,
+                                  const struct sockaddr *bound, size_t *len)
 {
 	(void)r, (void)bound;
-	return no_bytes(st, len); /* the protocol has no answer: a failure just closes */
+	return inbound_nohs_pending(st, len); /* no answer: a failure just closes */
 }
 
 static const struct inbound_ops inbound_forward_ops = {
@@ -47,10 +48,10 @@ static const struct inbound_ops inbound_forward_ops = {
         .state_size = sizeof(struct proto_target),
         .buf_size = 0,
         .start = fwd_start,
-        .feed = fwd_feed,
-        .pending = no_bytes,
-        .target = fwd_target,
-        .reply = fwd_reply,
+        .feed = inbound_nohs_feed,
+        .pending = inbound_nohs_pending,
+        .target = inbound_nohs_target,
+        .reply = inbound_nohs_reply,
 };
 
 static const struct inbound_ops *const table[] = {

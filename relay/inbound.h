@@ -63,6 +63,16 @@ struct inbound_ops {
 	const struct http_fwd_req *(*http_fwd)(const void *st);
 };
 
+/*
+ * For inbounds without a handshake (state: a struct proto_target that
+ * start() fills): feed is never called, nothing is sent, no answer.
+ */
+enum proto_res inbound_nohs_feed(void *st, const uint8_t *buf, size_t len, size_t *used);
+const struct proto_target *inbound_nohs_target(const void *st);
+const uint8_t *inbound_nohs_pending(const void *st, size_t *len);
+const uint8_t *inbound_nohs_reply(void *st, enum proto_connect_result r,
+                                  const struct sockaddr *bound, size_t *len);
+
 /* The ops of an inbound type (never NULL for a type the config accepts). */
 const struct inbound_ops *inbound_ops(enum inbound_type type);
 

@@ -84,41 +84,15 @@ static enum proto_res tproxy_start(void *st, const struct inbound *in, int fd)
 	return target_from(st, &ss);
 }
 
-static enum proto_res no_feed(void *st, const uint8_t *buf, size_t len, size_t *used)
-{
-	(void)st, (void)buf, (void)len;
-	*used = 0;
-	return PROTO_FAIL; /* never called: start() has the request already */
-}
-
-static const struct proto_target *target(const void *st)
-{
-	return st;
-}
-
-static const uint8_t *no_bytes(const void *st, size_t *len)
-{
-	(void)st;
-	*len = 0;
-	return NULL;
-}
-
-static const uint8_t *reply(void *st, enum proto_connect_result r, const struct sockaddr *bound,
-                            size_t *len)
-{
-	(void)r, (void)bound;
-	return no_bytes(st, len); /* the client expects its target: a failure just closes */
-}
-
 const struct inbound_ops inbound_redirect_ops = {
         .name = "redirect",
         .state_size = sizeof(struct proto_target),
         .buf_size = 0,
         .start = redirect_start,
-        .feed = no_feed,
-        .pending = no_bytes,
-        .target = target,
-        .reply = reply,
+        .feed = inbound_nohs_feed,
+        .pending = inbound_nohs_pending,
+        .target = inbound_nohs_target,
+        .reply = inbound_nohs_reply,
 };
 
 const struct inbound_ops inbound_tproxy_ops = {
@@ -126,8 +100,8 @@ const struct inbound_ops inbound_tproxy_ops = {
         .state_size = sizeof(struct proto_target),
         .buf_size = 0,
         .start = tproxy_start,
-        .feed = no_feed,
-        .pending = no_bytes,
-        .target = target,
-        .reply = reply,
+        .feed = inbound_nohs_feed,
+        .pending = inbound_nohs_pending,
+        .target = inbound_nohs_target,
+        .reply = inbound_nohs_reply,
 };

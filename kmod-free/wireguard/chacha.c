@@ -64,6 +64,21 @@ static uint32_t rotl32(uint32_t v, int n)
 		b = rotl32(b ^ c, 7);  \
 	} while (0)
 
+/* The 20 rounds (10 double rounds) both the block function and HChaCha20 run. */
+static void rounds20(uint32_t x[16])
+{
+	for (int r = 0; r < 10; r++) {
+		QR(x[0], x[4], x[8], x[12]);
+		QR(x[1], x[5], x[9], x[13]);
+		QR(x[2], x[6], x[10], x[14]);
+		QR(x[3], x[7], x[11], x[15]);
+		QR(x[0], x[5], x[10], x[15]);
+		QR(x[1], x[6], x[11], x[12]);
+		QR(x[2], x[7], x[8], x[13]);
+		QR(x[3], x[4], x[9], x[14]);
+	}
+}
+
 static void blocks8_ref(const uint32_t s[16], const uint8_t *in, uint8_t *out)
 {
 	for (uint32_t b = 0; b < 8; b++) {
@@ -71,16 +86,7 @@ static void blocks8_ref(const uint32_t s[16], const uint8_t *in, uint8_t *out)
 
 		memcpy(x, s, sizeof(x));
 		x[12] += b;
-		for (int r = 0; r < 10; r++) {
-			QR(x[0], x[4], x[8], x[12]);
-			QR(x[1], x[5], x[9], x[13]);
-			QR(x[2], x[6], x[10], x[14]);
-			QR(x[3], x[7], x[11], x[15]);
-			QR(x[0], x[5], x[10], x[15]);
-			QR(x[1], x[6], x[11], x[12]);
-			QR(x[2], x[7], x[8], x[13]);
-			QR(x[3], x[4], x[9], x[14]);
-		}
+		rounds20(x);
 		for (int i = 0; i < 16; i++) {
 			uint32_t k = x[i] + s[i] + (i == 12 ? b : 0);
 
@@ -114,16 +120,7 @@ void wg_hchacha20(uint8_t out[32], const uint8_t key[32], const uint8_t nonce[16
 		x[4 + i] = get_le32(key + 4 * i);
 	for (int i = 0; i < 4; i++)
 		x[12 + i] = get_le32(nonce + 4 * i);
-	for (int r = 0; r < 10; r++) {
-		QR(x[0], x[4], x[8], x[12]);
-		QR(x[1], x[5], x[9], x[13]);
-		QR(x[2], x[6], x[10], x[14]);
-		QR(x[3], x[7], x[11], x[15]);
-		QR(x[0], x[5], x[10], x[15]);
-		QR(x[1], x[6], x[11], x[12]);
-		QR(x[2], x[7], x[8], x[13]);
-		QR(x[3], x[4], x[9], x[14]);
-	}
+	rounds20(x);
 	for (int i = 0; i < 4; i++) {
 		put_le32(out + 4 * i, x[i]);
 		put_le32(out + 16 + 4 * i, x[12 + i]);

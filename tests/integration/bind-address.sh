@@ -10,17 +10,7 @@ need curl python3
 
 HP=$(free_port)
 for a in 127.0.0.1 ::1; do
-	python3 -c '
-import http.server, socket, sys
-class H(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        b = self.client_address[0].encode()
-        self.send_response(200); self.send_header("Content-Length", str(len(b))); self.end_headers()
-        self.wfile.write(b)
-    def log_message(self, *a): pass
-class S(http.server.HTTPServer):
-    address_family = socket.AF_INET6 if ":" in sys.argv[1] else socket.AF_INET
-S((sys.argv[1], int(sys.argv[2])), H).serve_forever()' "$a" "$HP" 2>"$T_TMP/peer.err" &
+	python3 "$T_TOP/tests/tools/httpwho.py" "$a" "$HP" 2>"$T_TMP/peer.err" &
 	on_cleanup_pid $!
 	wait_port "$a" "$HP" 10 || { fail setup/server "$(cat "$T_TMP/peer.err")"; finish; }
 done

@@ -15,16 +15,7 @@ use_asan_spliced
 UA=$T_TOP/tests/tools/udpassoc.py
 
 HP=$(free_port)
-python3 -c '
-import http.server, socketserver, sys
-class H(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        b = self.client_address[0].encode()
-        self.send_response(200); self.send_header("Content-Length", str(len(b))); self.end_headers()
-        self.wfile.write(b)
-    def log_message(self, *a): pass
-class S(socketserver.ThreadingMixIn, http.server.HTTPServer): daemon_threads = True
-S(("127.0.0.1", int(sys.argv[1])), H).serve_forever()' "$HP" 2>"$T_TMP/peer.err" &
+python3 "$T_TOP/tests/tools/httpwho.py" 127.0.0.1 "$HP" 2>"$T_TMP/peer.err" &
 on_cleanup_pid $!
 wait_port 127.0.0.1 "$HP" 10 || { fail setup/server "$(cat "$T_TMP/peer.err")"; finish; }
 xfer_server E -- 127.0.0.1 0 --echo || { fail setup/echo; finish; }
