@@ -450,7 +450,14 @@ void udp_deliver(struct udp_assoc *a, const uint8_t *d, size_t n, const struct s
 	struct sockaddr_in6 mapped;
 
 	a->user_down += n;
-	if (a->tp) { /* tproxy: from the target's own address, as it is */
+	if (a->tp) {
+		/*
+		 * tproxy: from the target's own address, as it is; through a socks5
+		 * upstream, the address its header names (a name there cannot be
+		 * sent from: dropped and counted by udp_tp_deliver()).
+		 */
+		if (!sa && t && t->kind == TARGET_IP)
+			sa = (const struct sockaddr *)&t->addr;
 		udp_tp_deliver(a, d, n, sa);
 		return;
 	}

@@ -172,6 +172,16 @@ for a in 10.82.0.1 fd82::1; do
 		grep -q ready "$T_TMP/uecho-$a-$port" || { fail setup/udp-echo "$a $port"; finish; }
 	done
 done
+# A SOCKS5 server in S with UDP: datagrams to port 9054 reach their echo through it.
+SPLICED_NETNS=$S
+start_spliced "
+[inbound up]
+type = socks5
+listen = 10.82.0.1:1080
+udp = on
+" || { fail start/upstream "the upstream did not start"; finish; }
+UP_PID=$SPLICED_PID UP_LOG=$SPLICED_LOG
+SPLICED_NETNS=$R
 start_spliced "
 [inbound tp4]
 type = tproxy
@@ -181,6 +191,11 @@ udp = on
 type = tproxy
 listen = [::]:$PT
 udp = on
+[outbound up]
+type = socks5
+server = 10.82.0.1:1080
+[route]
+rule = port 9054 -> up
 " || { fail start/tproxy "spliced did not start"; finish; }
 fetch tproxy/ipv4/curl "http://10.82.0.1:8080/blob"
 seen_from tproxy/ipv4/relayed-by-router "$T_TMP/H4.log" 10.82.0.2
@@ -208,6 +223,8 @@ for round in range(3):
         r, a = s.recvfrom(2000)
         print("reply", a[0], a[1], "ok" if r == d else "differs")' 2>&1)
 expect_eq tproxy/udp/two-destinations-one-socket "$(tr '\n' ' ' <<<"$o")" "reply 10.82.0.1 9053 ok reply 10.82.0.1 9054 ok reply 10.82.0.1 9053 ok reply 10.82.0.1 9054 ok reply 10.82.0.1 9053 ok reply 10.82.0.1 9054 ok " "replies"
+# Port 9054 went through the socks5 upstream, whose relay socket is S's own address.
+expect_eq tproxy/udp/through-socks5-upstream "$(sort -u "$T_TMP/uecho-10.82.0.1-9054")" "$(printf 'from 10.82.0.1\nready')" "senders the 9054 echo saw"
 # Twenty more clients of the same server: a session each, with its own direct socket, and one
 # reply socket per worker shared by all of them (at most two new: the workers may not have one).
 before=$(sock_count "$SPLICED_PID")
@@ -231,7 +248,10 @@ fi
 stop_spliced
 expect_eq tproxy/sigterm-exit "$?" 0 "exit status"
 expect_clean_log tproxy/clean-log
-expect_counters tproxy "$SPLICED_LOG" accepted=7 egress_self=3 completed=4 udp_assocs=23 udp_up=34 udp_down=34
+expect_counters tproxy "$SPLICED_LOG" accepted=7 egress_self=3 completed=4 udp_assocs=23 udp_up=34 udp_down=34 udp_upstreams=1
+stop_spliced "$UP_PID"
+expect_eq tproxy/upstream-exit "$?" 0 "the upstream's exit status"
+expect_counters tproxy/upstream "$UP_LOG" udp_assocs=1 udp_up=3 udp_down=3
 
 # No translation at all (no nat rule in this namespace, so no conntrack entry): closed, counted.
 netns_new N || { fail setup/netns; finish; }
