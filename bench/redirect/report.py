@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""bench/redirect/report.py RESULTS.jsonl: the markdown table of a bench/redirect/run.
+"""bench/redirect/report.py RESULTS.jsonl [DAT]: the markdown table of a bench/redirect/run.
+
+With DAT, also the chart's data for bench/chart.py (throughput medians per redirector and mode).
 
 Medians over the rounds with the range (min-max); CPU-seconds per GB are the redirector's
 own (utime + stime of its process tree over each iperf3 run, per GB iperf3 moved). Then the
@@ -62,3 +64,19 @@ if "spliced" in targets and "redsocks" in targets:
               "CPU per GB **%.2fx** (target <= 0.5: %s)"
               % (s, "" if s == 1 else "s", d, tq, "met" if tq >= 1.5 else "NOT met", cq,
                  "met" if cq <= 0.5 else "NOT met"))
+
+if len(sys.argv) > 2:
+    with open(sys.argv[2], "w") as f:
+        f.write("# bench/redirect/run, %s: %s\n" % (meta.get("date", "?"), meta.get("machine", "")))
+        f.write("title: A router namespace REDIRECTing a client's TCP: iperf3 through it (veth, MTU %s, median of %s rounds)\n"
+                % (meta.get("mtu"), meta.get("rounds")))
+        f.write("unit: Gbit/s\n")
+        f.write("series: " + " | ".join("%d stream%s %s" % (s, "" if s == 1 else "s", d) for s, d in modes) + "\n")
+        names = {"none": "no proxy (kernel forwarding)", "spliced": "spliced redirect, socks5",
+                 "redsocks": "redsocks, socks5", "spliced-direct": "spliced redirect, direct"}
+        for t in targets:
+            vals = []
+            for s, d in modes:
+                rs = pick(t, s, d)
+                vals.append("%.2f" % st.median([r["gbps"] for r in rs]) if rs else "-")
+            f.write("%s | %s\n" % (names.get(t, t), " | ".join(vals)))
