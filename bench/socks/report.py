@@ -6,6 +6,7 @@
   report.py hwm PID        "KIB NPROC": sum of VmHWM over PID and its descendants, and how many
   report.py iperf FILE     "GBPS BYTES" from an iperf3 -J result (receiver side), or "error MSG"
   report.py table FILE     Markdown report from the JSON lines run wrote
+  report.py dat FILE       the throughput chart's data (bench/chart.py's format), medians per mode
 """
 import json
 import os
@@ -286,6 +287,28 @@ def table(path):
     print("\n".join(out))
 
 
+def dat(path):
+    meta, tput = {}, []
+    with open(path) as f:
+        for line in f:
+            r = json.loads(line)
+            if r["kind"] == "meta":
+                meta = r
+            elif r["kind"] == "tput" and "gbps" in r:
+                tput.append(r)
+    print(f"# bench/socks/run, {meta.get('date', '?')}: {meta.get('machine', '')}")
+    print(f"title: SOCKS5 relay on loopback: iperf3 through proxychains4 (median of "
+          f"{meta.get('rounds')} rounds)")
+    print("unit: Gbit/s")
+    print("series: " + " | ".join(MODE_NAME[m] for m in MODES))
+    for t in meta.get("targets", []):
+        vals = []
+        for s, d in MODES:
+            v = [r["gbps"] for r in tput if r["target"] == t and r["streams"] == s and r["dir"] == d]
+            vals.append(f"{statistics.median(v):.2f}" if v else "-")
+        print(f"{'no proxy (ceiling)' if t == 'none' else t} | " + " | ".join(vals))
+
+
 def main():
     if len(sys.argv) != 3:
         print(__doc__, file=sys.stderr)
@@ -300,6 +323,8 @@ def main():
         print(iperf(arg))
     elif cmd == "table":
         table(arg)
+    elif cmd == "dat":
+        dat(arg)
     else:
         print(__doc__, file=sys.stderr)
         return 2

@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""bench/udp/report.py RESULTS.jsonl: the markdown tables of a bench/udp/run.
+"""bench/udp/report.py RESULTS.jsonl [DAT]: the markdown tables of a bench/udp/run.
+
+With DAT, also the chart's data for bench/chart.py: datagrams delivered per second at full
+offer, thousands, median per proxy and (flows, size).
 
 Medians over the rounds, with the range (min-max) beside; CPU-seconds are the proxy's
 (and its children's) utime + stime over the run, per GB and per million datagrams
@@ -113,3 +116,18 @@ for t in sweeps:
         if ls:
             target("spliced loss <= 0.1%% at %.0f%% of its maximum" % (frac * 100), max(ls) <= 0.001,
                    "worst round %.3f%%" % (max(ls) * 100))
+
+if len(sys.argv) > 2:
+    with open(sys.argv[2], "w") as f:
+        f.write("# bench/udp/run, %s: %s\n" % (meta.get("date", "?"), meta.get("machine", "")))
+        f.write("title: SOCKS5 UDP on loopback: datagrams delivered per second at full offer (median of %s rounds)\n"
+                % meta.get("rounds"))
+        f.write("unit: thousand datagrams/s\n")
+        f.write("series: 1 flow × 64 B | 1 flow × 1400 B | 64 flows × 64 B | 64 flows × 1400 B\n")
+        for p in proxies:
+            vals = []
+            for fl in (1, 64):
+                for sz in (64, 1400):
+                    rs = pick(p, "max", fl, sz)
+                    vals.append("%.0f" % (st.median([r["rate"] for r in rs]) / 1000) if rs else "-")
+            f.write("%s | %s\n" % (p, " | ".join(vals)))
