@@ -23,6 +23,7 @@
 #include "user_acct.h"
 #include "loop.h"
 #include "privdrop.h"
+#include "sdnotify.h"
 #include "resolve.h"
 #include "wg_cli.h"
 #include "wg_hosted.h"
@@ -326,12 +327,19 @@ struct running {
 	struct wg_hosted *wg;
 	struct privdrop pd;
 	struct reload reload;
+	int notify_fd; /* $NOTIFY_SOCKET (systemd Type=notify), or -1 */
 };
 
 static int serve(struct running *r, sigset_t *sigs)
 {
 	struct server *srv = r->srv;
+	char status[128];
 
+	/* Every listener is bound and every worker runs: what Type=notify waits for. */
+	snprintf(status, sizeof(status), "READY=1\nSTATUS=%zu inbounds on %d workers, %zu WireGuard "
+	         "interfaces",
+	         srv->cfg->n_inbounds, srv->n_workers, srv->cfg->n_wireguards);
+	sdnotify(r->notify_fd, status);
 	for (;;) {
 		siginfo_t si;
 		int sig = sigwaitinfo(sigs, &si);
@@ -341,7 +349,9 @@ static int serve(struct running *r, sigset_t *sigs)
 			for (int i = 0; srv->alog_fd >= 0 && i < srv->n_workers; i++)
 				worker_post(&srv->workers[i], WORKER_MSG_REOPEN_LOG);
 		if (sig == SIGHUP) {
+			sdnotify_reloading(r->notify_fd);
 			reload_users(srv, &r->reload, &r->pd);
+			sdnotify(r->notify_fd, "READY=1");
 			continue;
 		}
 		if (sig == SIGUSR1) {
@@ -355,6 +365,7 @@ static int serve(struct running *r, sigset_t *sigs)
 		}
 		log_info("%s: stopping (drain up to %u ms)", strsignal(sig),
 		         srv->cfg->drain_timeout_ms);
+		sdnotify(r->notify_fd, "STOPPING=1");
 		break;
 	}
 	for (int i = 0; i < srv->n_workers; i++)
@@ -521,8 +532,12 @@ int main(int argc, char **argv)
 			return EXIT_RUNTIME;
 		}
 	}
+	/* Before the privilege drop: the connected socket works whoever spliced becomes. */
+	run.notify_fd = sdnotify_open();
 	if (start(&run) == 0)
 		rc = serve(&run, &sigs);
+	if (run.notify_fd >= 0)
+		close(run.notify_fd);
 	if (srv.alog_fd >= 0)
 		close(srv.alog_fd);
 	/* Every worker thread has been joined (serve, or start_workers on failure). */
