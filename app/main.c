@@ -336,7 +336,8 @@ static int serve(struct running *r, sigset_t *sigs)
 	char status[128];
 
 	/* Every listener is bound and every worker runs: what Type=notify waits for. */
-	snprintf(status, sizeof(status), "READY=1\nSTATUS=%zu inbounds on %d workers, %zu WireGuard "
+	snprintf(status, sizeof(status),
+	         "READY=1\nSTATUS=%zu inbounds on %d workers, %zu WireGuard "
 	         "interfaces",
 	         srv->cfg->n_inbounds, srv->n_workers, srv->cfg->n_wireguards);
 	sdnotify(r->notify_fd, status);

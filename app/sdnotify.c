@@ -25,8 +25,9 @@ int sdnotify_open(void)
 		return -1;
 	n = strlen(path);
 	if ((path[0] != '/' && path[0] != '@') || n >= sizeof(sa.sun_path)) {
-		log_warn("NOTIFY_SOCKET=%s: neither a path nor @abstract name that fits: not notifying",
-		         path);
+		log_warn(
+		        "NOTIFY_SOCKET=%s: neither a path nor @abstract name that fits: not notifying",
+		        path);
 		unsetenv("NOTIFY_SOCKET");
 		return -1;
 	}
@@ -60,6 +61,7 @@ void sdnotify_reloading(int fd)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	snprintf(msg, sizeof(msg), "RELOADING=1\nMONOTONIC_USEC=%llu",
-	         (unsigned long long)ts.tv_sec * 1000000ull + (unsigned long long)ts.tv_nsec / 1000);
+	         (unsigned long long)ts.tv_sec * 1000000ull +
+	                 (unsigned long long)ts.tv_nsec / 1000);
 	sdnotify(fd, msg);
 }
