@@ -4,6 +4,8 @@
 
 #include <string.h>
 
+#include "base64.h"
+
 /*
  * Choices where RFC 9110/9112 leave room:
  *  - Every request goes to the origin on a connection of its own, asking it
@@ -165,12 +167,18 @@ static void copy_fields(struct out *o, const uint8_t *head, size_t head_len, siz
 	}
 }
 
-size_t http_fwd_rewrite(const struct http_fwd_req *r, const uint8_t *head, uint8_t *out, size_t cap)
+size_t http_fwd_rewrite(const struct http_fwd_req *r, const uint8_t *head,
+                        const struct http_fwd_via *via, uint8_t *out, size_t cap)
 {
 	struct out o = {.p = out, .cap = cap};
+	bool proxy = via && via->proxy;
 
 	put(&o, head + r->method_off, r->method_len);
 	puts_(&o, " ");
+	if (proxy) { /* absolute-form, for the upstream proxy to forward */
+		puts_(&o, "http://");
+		put(&o, head + r->auth_off, r->auth_len);
+	}
 	if (!r->has_path || head[r->path_off] == '?')
 		puts_(&o, "/"); /* origin-form always starts with one ("http://h?q" is "/?q") */
 	if (r->has_path)
@@ -180,6 +188,25 @@ size_t http_fwd_rewrite(const struct http_fwd_req *r, const uint8_t *head, uint8
 	copy_fields(&o, head, r->head_len, r->n_hop, r->hop_off, r->hop_len, true);
 	puts_(&o, "Host: ");
 	put(&o, head + r->auth_off, r->auth_len);
+	if (proxy && via->user) {
+		uint8_t cred[2 * 255 + 1];
+		char b64[((2 * 255 + 1) + 2) / 3 * 4 + 1];
+		size_t ul = strlen(via->user), pl = via->pass ? strlen(via->pass) : 0, bl = 0;
+
+		if (ul > 255 || pl > 255)
+			return 0;
+		memcpy(cred, via->user, ul);
+		cred[ul] = ':';
+		memcpy(cred + ul + 1, via->pass ? via->pass : "", pl);
+		if (base64_encode(b64, sizeof(b64), cred, ul + 1 + pl, &bl) < 0)
+			bl = 0;
+		explicit_bzero(cred, sizeof(cred));
+		if (!bl)
+			return 0;
+		puts_(&o, "\r\nProxy-Authorization: Basic ");
+		put(&o, b64, bl);
+		explicit_bzero(b64, sizeof(b64));
+	}
 	puts_(&o, "\r\nConnection: close\r\n\r\n");
 	return o.over ? 0 : o.len;
 }

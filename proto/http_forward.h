@@ -14,7 +14,7 @@ enum {
 	HTTP_RESP_HEAD_MAX = 16384, /* an origin's response head, status line to blank line */
 	HTTP_CHUNK_LINE_MAX = 4096, /* a chunk-size line with its extensions */
 	HTTP_TRAILERS_MAX = 8192,   /* the trailer section of a chunked body */
-	HTTP_FWD_EXTRA = 512,       /* what a rewritten head may add: Host, Connection */
+	HTTP_FWD_EXTRA = 1024, /* what a rewritten head may add: Host, Connection, upstream auth */
 };
 
 /*
@@ -41,15 +41,25 @@ struct http_fwd_req {
 };
 
 /*
+ * Where the rewritten head goes: to the origin (via NULL, or proxy false),
+ * or to an upstream HTTP proxy (absolute-form kept, and Basic credentials
+ * for it when user is set), so it can forward the request itself.
+ */
+struct http_fwd_via {
+	bool proxy;
+	const char *user, *pass; /* NUL-terminated, each at most 255 octets; NULL: none */
+};
+
+/*
  * The head to send the origin: "METHOD origin-form HTTP/1.x" (the client's
- * version), every field
+ * version; absolute-form to an upstream proxy), every field
  * but the hop-by-hop ones (Connection and what it lists, Proxy-Connection,
  * Keep-Alive, TE, Upgrade, Proxy-Authorization, Proxy-Authenticate), Host
  * and Expect, then "Host: authority" and "Connection: close". Its length,
  * or 0 when it does not fit in cap (head_len + HTTP_FWD_EXTRA always does).
  */
-size_t http_fwd_rewrite(const struct http_fwd_req *r, const uint8_t *head, uint8_t *out,
-                        size_t cap);
+size_t http_fwd_rewrite(const struct http_fwd_req *r, const uint8_t *head,
+                        const struct http_fwd_via *via, uint8_t *out, size_t cap);
 
 /* An origin's response head. */
 struct http_resp {

@@ -499,6 +499,14 @@ void conn_connected(struct conn *c)
 
 	alog_remote(c, c->leg[LEG_OUT].fd);
 
+	/*
+	 * A plain-HTTP request through an http upstream is sent to it as a proxy
+	 * request (absolute-form; conn_forward.c), not tunnelled with a CONNECT
+	 * that an upstream may refuse for port 80.
+	 */
+	if (glen && hs->in->http_fwd && hs->in->http_fwd(hs->in_st) &&
+	    w->cfg->outbounds[c->outbound].type == OUTBOUND_HTTP)
+		glen = 0;
 	if (glen) {
 		c->state = CONN_OUT_HANDSHAKE;
 		loop_timer_arm(&w->loop, &w->hs_tq, &c->timer);

@@ -433,6 +433,8 @@ bool conn_fwd_start(struct conn *c, const struct http_fwd_req *req)
 	struct worker *w = conn_worker(c);
 	struct conn_hs *hs = c->hs;
 	struct conn_fwd *f = calloc(1, sizeof(*f));
+	const struct outbound *ob;
+	struct http_fwd_via via;
 	size_t n, used;
 
 	if (!f)
@@ -446,7 +448,11 @@ bool conn_fwd_start(struct conn *c, const struct http_fwd_req *req)
 	f->cbuf = malloc(f->ccap);
 	if (!f->obuf || !f->rbuf || !f->cbuf)
 		return false;
-	n = http_fwd_rewrite(req, hs->buf, f->obuf, req->head_len + HTTP_FWD_EXTRA);
+	/* An http upstream gets the request as a proxy does (absolute-form, its credentials). */
+	ob = &w->cfg->outbounds[c->outbound];
+	via = (struct http_fwd_via){
+	        .proxy = ob->type == OUTBOUND_HTTP, .user = ob->username, .pass = ob->password};
+	n = http_fwd_rewrite(req, hs->buf, &via, f->obuf, req->head_len + HTTP_FWD_EXTRA);
 	if (!n)
 		return false;
 	f->olen = n;
@@ -475,6 +481,5 @@ bool conn_fwd_start(struct conn *c, const struct http_fwd_req *req)
 		(void)!send(c->leg[LEG_IN].fd, resp_100, sizeof(resp_100) - 1,
 		            MSG_NOSIGNAL | MSG_DONTWAIT);
 	f->phase = FWD_REQ;
-	(void)w;
 	return true;
 }

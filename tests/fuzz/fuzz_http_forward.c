@@ -55,7 +55,7 @@ static void request(const uint8_t *in, size_t len)
 	CHECK(!(h.fwd.chunked && h.fwd.has_length));
 	CHECK(h.target.port != 0);
 	fuzz_check_target(&h.target);
-	n = http_fwd_rewrite(&h.fwd, in, out, h.fwd.head_len + HTTP_FWD_EXTRA);
+	n = http_fwd_rewrite(&h.fwd, in, NULL, out, h.fwd.head_len + HTTP_FWD_EXTRA);
 	CHECK(n > 0 && n <= h.fwd.head_len + HTTP_FWD_EXTRA);
 	check_lines(out, n);
 	CHECK(!memcmp(out, in + h.fwd.method_off, h.fwd.method_len) &&
@@ -67,7 +67,13 @@ static void request(const uint8_t *in, size_t len)
 	CHECK(!has_field(out, n, "Keep-Alive") && !has_field(out, n, "Upgrade"));
 	CHECK(!has_field(out, n, "TE") && !has_field(out, n, "Expect"));
 	/* too small a buffer: 0, never a cut head */
-	CHECK(http_fwd_rewrite(&h.fwd, in, out, n - 1) == 0);
+	CHECK(http_fwd_rewrite(&h.fwd, in, NULL, out, n - 1) == 0);
+	/* to an upstream proxy, with its credentials: absolute-form, and still fits */
+	struct http_fwd_via via = {.proxy = true, .user = "u", .pass = "p:w"};
+	n = http_fwd_rewrite(&h.fwd, in, &via, out, h.fwd.head_len + HTTP_FWD_EXTRA);
+	CHECK(n > 0 && !memcmp(out + h.fwd.method_len + 1, "http://", 7));
+	CHECK(has_field(out, n, "Proxy-Authorization"));
+	check_lines(out, n);
 }
 
 static void response(const uint8_t *in, size_t len, bool keep_alive)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The http outbound against Debian's tinyproxy as the upstream: byte-exact both ways through the socks5 and http inbounds, Basic auth, names passed through, and every refusal mapped to the client's SOCKS5 REP or HTTP status.
+# The http outbound against Debian's tinyproxy as the upstream: byte-exact both ways through the socks5 and http inbounds, Basic auth, names passed through, every refusal mapped to the client's SOCKS5 REP or HTTP status, and plain-HTTP requests forwarded to it in absolute-form (served even where it refuses CONNECT to the port).
 T_NAME=interop/tinyproxy
 . "$(dirname "$0")/../lib.sh"
 need_spliced
@@ -97,6 +97,17 @@ start_spliced "$conf" || { fail start "spliced did not start"; finish; }
 # curl_get NAME URL [CURL ARGS...]: the blob, byte for byte.
 curl_get() { curl_cmp "$1" "$www/blob" "${@:2}"; }
 
+# Plain-HTTP requests go to the upstream as proxy requests (absolute-form, its credentials),
+# not through CONNECT: the "ports" upstream refuses CONNECT to this port and still serves them.
+for ob in open auth ports; do
+	curl_get "$ob-http-forward" "http://127.0.0.1:$H_PORT/blob" --proxy "http://127.0.0.1:${P[http-$ob]}"
+done
+expect_eq forward-wrong-password-passes-its-status "$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 --proxy "http://127.0.0.1:${P[http-badpass]}" "http://127.0.0.1:$H_PORT/blob")" 401 "status tinyproxy gave"
+if grep -q "Request (file descriptor [0-9]*): GET http://127.0.0.1:$H_PORT/blob HTTP/1.1" "$T_TMP/tinyproxy-ports.log"; then
+	pass forward-tinyproxy-saw-absolute-form
+else
+	fail forward-tinyproxy-saw-absolute-form "$(grep -i request "$T_TMP/tinyproxy-ports.log" | tail -n 3)"
+fi
 for ob in open auth; do
 	curl_get "$ob-socks5-ipv4" "http://127.0.0.1:$H_PORT/blob" --socks5 "127.0.0.1:${P[socks5-$ob]}"
 	# The name goes to the upstream unresolved: tinyproxy resolves "localhost".

@@ -32,7 +32,7 @@ static void expect_rewrite(const char *in, const char *want, const char *host, u
 	if (!parse(&h, in))
 		return;
 	T_EQ_INT(h.fwd.head_len, strlen(in));
-	n = http_fwd_rewrite(&h.fwd, (const uint8_t *)in, out, sizeof(out));
+	n = http_fwd_rewrite(&h.fwd, (const uint8_t *)in, NULL, out, sizeof(out));
 	T_EQ_INT(n, strlen(want));
 	if (n == strlen(want))
 		T_EQ_MEM(out, want, n);
@@ -70,6 +70,40 @@ static void test_rewrite(void)
 		snprintf(want, sizeof(want),
 		         "%s / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n", m[i]);
 		expect_rewrite(in, want, "h", 80);
+	}
+}
+
+/* To an upstream HTTP proxy: absolute-form kept, its Basic credentials added. */
+static void test_rewrite_via_proxy(void)
+{
+	static const char in[] = "GET http://example.com:8080/a?b HTTP/1.1\r\nHost: x\r\n"
+	                         "Proxy-Authorization: Basic Y2xpZW50OnB3\r\nAccept: */*\r\n\r\n";
+	static const char want[] = "GET http://example.com:8080/a?b HTTP/1.1\r\nAccept: */*\r\n"
+	                           "Host: example.com:8080\r\n"
+	                           "Proxy-Authorization: Basic YWxpY2U6czNjcjN0\r\n"
+	                           "Connection: close\r\n\r\n";
+	static const char want_noauth[] =
+	        "GET http://h/ HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n";
+	struct http_fwd_via via = {.proxy = true, .user = "alice", .pass = "s3cr3t"};
+	uint8_t out[HTTP_HEADER_MAX + HTTP_FWD_EXTRA];
+	struct http_connect h;
+	size_t n;
+
+	if (parse(&h, in)) {
+		n = http_fwd_rewrite(&h.fwd, (const uint8_t *)in, &via, out, sizeof(out));
+		T_EQ_INT(n, strlen(want));
+		if (n == strlen(want))
+			T_EQ_MEM(out, want, n);
+		else
+			T_FAILF("rewrite was \"%.*s\"", (int)n, (const char *)out);
+	}
+	via.user = via.pass = NULL;
+	if (parse(&h, "GET http://h HTTP/1.1\r\n\r\n")) {
+		n = http_fwd_rewrite(&h.fwd, (const uint8_t *)"GET http://h HTTP/1.1\r\n\r\n", &via,
+		                     out, sizeof(out));
+		T_EQ_INT(n, strlen(want_noauth));
+		if (n == strlen(want_noauth))
+			T_EQ_MEM(out, want_noauth, n);
 	}
 }
 
@@ -238,6 +272,7 @@ static void test_chunked(void)
 int main(void)
 {
 	T_RUN(test_rewrite);
+	T_RUN(test_rewrite_via_proxy);
 	T_RUN(test_framing);
 	T_RUN(test_refused);
 	T_RUN(test_response);
