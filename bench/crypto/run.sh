@@ -52,3 +52,17 @@ awk 'FNR == 1 { f++ }
              if (k == "ChaCha20-Poly1305 16384") chacha = r }
            printf "\ntarget AES-128-GCM >= 10x: %.1fx %s; ChaCha20-Poly1305 >= 3x: %.1fx %s\n",
              aes, (aes >= 10 ? "met" : "NOT met"), chacha, (chacha >= 3 ? "met" : "NOT met") }' "$a" "$b"
+# The chart: every primitive measured in Gbit/s at 16 KiB, linked against system, by bench/chart.py.
+mkdir -p "$top/bench/results"
+chart=$top/bench/results/crypto-$(date +%Y-%m-%dT%H%M)
+{
+	echo "title: One core, 16 KiB messages: the wolfSSL spliced links against Debian's (best of $rounds rounds)"
+	echo "unit: Gbit/s"
+	echo "series: linked (assembly) | system"
+	awk 'FNR == 1 { f++ }
+	     /^#/ || $1 == "primitive" { next }
+	     $2 == 16384 && $4 == "Gbit/s" { k = $1; if (!(k in seen)) { seen[k] = 1; order[++n] = k }
+	       if ($3 > best[f, k]) best[f, k] = $3 }
+	     END { for (i = 1; i <= n; i++) printf "%s | %s | %s\n", order[i], best[1, order[i]], best[2, order[i]] }' "$a" "$b"
+} >"$chart.dat"
+python3 "$top/bench/chart.py" "$chart.dat" -o "$chart.svg" && echo "# chart: $chart.svg"

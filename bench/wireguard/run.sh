@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # wg-bench topology: two network namespaces joined by a veth, a WireGuard interface in each,
 # iperf3 -t SECS across (forward and -R), for spliced and Debian's wireguard-go in the same run.
-# Reports Gbit/s, CPU% and CPU-seconds per GB of the two WireGuard processes, peak RSS.
+# Reports Gbit/s, CPU% and CPU-seconds per GB of the two WireGuard processes, peak RSS, and
+# draws the throughput chart (bench/results/wireguard-<date>.svg, from .dat by bench/chart.py).
 #
 # Usage: bench/wireguard/run.sh [SECS] [spliced-binary]   (root; wireguard-go, wg, iperf3)
 #   WG_BENCH_ROUNDS=N   N rounds (default 1); each round measures every implementation in both
@@ -175,4 +176,24 @@ done
 if [ "$ROUNDS" -gt 1 ]; then
 	echo
 	summary
+fi
+# The chart: medians per implementation and direction, drawn by bench/chart.py.
+if [ -s "$RESULTS" ]; then
+	mkdir -p "$top/bench/results"
+	chart=$top/bench/results/wireguard-$(date +%Y-%m-%dT%H%M)
+	python3 - "$RESULTS" "$ROUNDS" "$SECS" >"$chart.dat" <<'PY'
+import statistics, sys
+rows = {}
+for line in open(sys.argv[1]):
+    label, d, *vals = line.rstrip("\n").split("\t")
+    rows.setdefault(label, {}).setdefault(d, []).append(float(vals[0]))
+print("title: WireGuard between two namespaces over veth: one iperf3 stream for %s s (median of %s rounds)"
+      % (sys.argv[3], sys.argv[2]))
+print("unit: Gbit/s")
+print("series: forward | reverse (-R)")
+for label, by in rows.items():
+    cell = lambda d: "%.2f" % statistics.median(by[d]) if d in by else "-"
+    print("%s | %s | %s" % (label, cell("fwd"), cell("-R")))
+PY
+	python3 "$top/bench/chart.py" "$chart.dat" -o "$chart.svg" && echo "# chart: $chart.svg"
 fi
