@@ -303,6 +303,16 @@ void conn_fwd_ready(struct conn *c)
 			}
 			f->olen = f->ooff = 0;
 			if (f->body_done) {
+				/* Each buffer is held only in its phase: the request's goes, the response's come. */
+				free(f->obuf);
+				f->obuf = NULL;
+				f->ccap = 2 * HTTP_RESP_HEAD_MAX + HTTP_FWD_EXTRA;
+				f->rbuf = malloc(HTTP_RESP_HEAD_MAX);
+				f->cbuf = malloc(f->ccap);
+				if (!f->rbuf || !f->cbuf) {
+					origin_failed(c, "no memory for the response head");
+					return;
+				}
 				f->phase = FWD_RESP_HEAD;
 				continue;
 			}
@@ -383,6 +393,10 @@ void conn_fwd_ready(struct conn *c)
 					f->phase = FWD_RESP_OUT;
 				continue;
 			}
+			/* The body is spliced: the head's buffers can go (a long download holds none). */
+			free(f->rbuf);
+			free(f->cbuf);
+			f->rbuf = f->cbuf = NULL;
 			f->phase = FWD_RESP_BODY;
 			continue;
 		}
@@ -443,10 +457,7 @@ bool conn_fwd_start(struct conn *c, const struct http_fwd_req *req)
 	f->req = *req;
 	f->obuf = malloc(FWD_BUF > req->head_len + HTTP_FWD_EXTRA ? FWD_BUF
 	                                                          : req->head_len + HTTP_FWD_EXTRA);
-	f->rbuf = malloc(HTTP_RESP_HEAD_MAX);
-	f->ccap = 2 * HTTP_RESP_HEAD_MAX + HTTP_FWD_EXTRA;
-	f->cbuf = malloc(f->ccap);
-	if (!f->obuf || !f->rbuf || !f->cbuf)
+	if (!f->obuf)
 		return false;
 	/* An http upstream gets the request as a proxy does (absolute-form, its credentials). */
 	ob = &w->cfg->outbounds[c->outbound];
