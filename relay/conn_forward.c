@@ -105,6 +105,33 @@ static void client_failed(struct conn *c, const char *why)
 	conn_close(c, true);
 }
 
+/*
+ * Send buf[*off, len) towards direction d's destination (0: the origin, 1:
+ * the client), counting what went. 1: some went, or nothing was left; 0: a
+ * poll is armed; -1: the peer is gone.
+ */
+static int send_rest(struct conn *c, int d, const uint8_t *buf, size_t *off, size_t len)
+{
+	struct worker *w = conn_worker(c);
+	int fd = c->leg[!d].fd;
+	ssize_t n;
+
+	if (*off >= len)
+		return 1;
+	n = send(fd, buf + *off, len - *off, MSG_NOSIGNAL | MSG_DONTWAIT);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+		wait_for(c, fd, POLLOUT);
+		return 0;
+	}
+	if (n <= 0)
+		return -1;
+	*off += (size_t)n;
+	c->dir[d].bytes += (uint64_t)n;
+	*(d ? &w->stats.bytes_down : &w->stats.bytes_up) += (uint64_t)n;
+	loop_timer_touch(&w->loop, &w->idle_tq, &c->timer);
+	return 1;
+}
+
 /* Take body octets from d[0, n) into obuf; returns how many were body. */
 static size_t take_body(struct conn_fwd *f, const uint8_t *d, size_t n)
 {
@@ -265,6 +292,7 @@ static void next_request(struct conn *c)
 	alog_begin(c);
 	close(c->leg[LEG_OUT].fd);
 	c->leg[LEG_OUT] = (struct leg){.fd = -1, .spliceable = false};
+	splice_dir_release(&w->pipes, &w->bufs, &c->dir[0]);
 	splice_dir_release(&w->pipes, &w->bufs, &c->dir[1]);
 	pump_dir_init(&c->dir[0]);
 	pump_dir_init(&c->dir[1]);
@@ -285,20 +313,11 @@ void conn_fwd_ready(struct conn *c)
 		switch (f->phase) {
 		case FWD_REQ: {
 			if (f->ooff < f->olen) {
-				ssize_t n = send(org, f->obuf + f->ooff, f->olen - f->ooff,
-				                 MSG_NOSIGNAL | MSG_DONTWAIT);
-				if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-					wait_for(c, org, POLLOUT);
-					return;
-				}
-				if (n <= 0) {
+				int r = send_rest(c, 0, f->obuf, &f->ooff, f->olen);
+				if (r < 0)
 					origin_failed(c, "the request could not be sent");
+				if (r <= 0)
 					return;
-				}
-				f->ooff += (size_t)n;
-				c->dir[0].bytes += (uint64_t)n;
-				w->stats.bytes_up += (uint64_t)n;
-				loop_timer_touch(&w->loop, &w->idle_tq, &c->timer);
 				continue;
 			}
 			f->olen = f->ooff = 0;
@@ -372,19 +391,11 @@ void conn_fwd_ready(struct conn *c)
 		}
 		case FWD_RESP_OUT: {
 			if (f->coff < f->clen) {
-				ssize_t n = send(cl, f->cbuf + f->coff, f->clen - f->coff,
-				                 MSG_NOSIGNAL | MSG_DONTWAIT);
-				if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-					wait_for(c, cl, POLLOUT);
-					return;
-				}
-				if (n <= 0) {
+				int r = send_rest(c, 1, f->cbuf, &f->coff, f->clen);
+				if (r < 0)
 					client_failed(c, "the client left during the response");
+				if (r <= 0)
 					return;
-				}
-				f->coff += (size_t)n;
-				c->dir[1].bytes += (uint64_t)n;
-				w->stats.bytes_down += (uint64_t)n;
 				continue;
 			}
 			if (f->resp.interim) { /* the final head is still to come */
