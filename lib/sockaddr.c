@@ -135,3 +135,12 @@ out:
 	free(s);
 	return rc;
 }
+
+int sock_set_transparent(int fd, int family)
+{
+	int one = 1;
+
+	if (family == AF_INET6)
+		return setsockopt(fd, IPPROTO_IPV6, IPV6_TRANSPARENT, &one, sizeof(one));
+	return setsockopt(fd, IPPROTO_IP, IP_TRANSPARENT, &one, sizeof(one));
+}

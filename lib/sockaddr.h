@@ -12,6 +12,8 @@ enum { SA_STR_MAX = 64 };
 
 /* The length connect(2)/bind(2) want for an AF_INET or AF_INET6 address (0 otherwise). */
 socklen_t sa_len(int family);
+/* IP_TRANSPARENT (IPV6_TRANSPARENT for AF_INET6) on fd: 0 or -1 with errno (EPERM: no CAP_NET_ADMIN). */
+int sock_set_transparent(int fd, int family);
 
 /* "1.2.3.4:80", "[::1]:80" or "(family N)" into buf (SA_STR_MAX bytes); returns buf. */
 const char *sa_str(const void *sockaddr, char *buf);

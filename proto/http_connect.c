@@ -368,16 +368,10 @@ static int fwd_field(struct http_connect *h, const uint8_t *base, const uint8_t 
 	struct http_fwd_req *f = &h->fwd;
 
 	if (http_eq_nocase(name, nlen, "Content-Length")) {
-		uint64_t x = 0;
+		uint64_t x;
 
-		if (vlen == 0 || vlen > 18)
-			return -1;
-		for (size_t i = 0; i < vlen; i++) {
-			if (v[i] < '0' || v[i] > '9')
-				return -1; /* "5, 5" too: one value, once, or it is refused */
-			x = x * 10 + (uint64_t)(v[i] - '0');
-		}
-		if (f->has_length && x != f->length)
+		/* "5, 5" too: one value, once, or it is refused */
+		if (!http_digits(v, vlen, &x) || (f->has_length && x != f->length))
 			return -1;
 		f->has_length = true;
 		f->length = x;

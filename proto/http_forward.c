@@ -213,7 +213,7 @@ size_t http_fwd_rewrite(const struct http_fwd_req *r, const uint8_t *head,
 
 /* --- responses --- */
 
-static bool digits(const uint8_t *p, size_t n, uint64_t *v)
+bool http_digits(const uint8_t *p, size_t n, uint64_t *v)
 {
 	uint64_t x = 0;
 
@@ -289,7 +289,7 @@ int http_resp_parse(const uint8_t *buf, size_t len, bool head_req, struct http_r
 	n = http_next_line(buf, end, &pos, &line);
 	/* HTTP/1.x SP 3DIGIT [SP reason] */
 	if (n < 12 || memcmp(line, "HTTP/1.", 7) != 0 || line[7] < '0' || line[7] > '9' ||
-	    line[8] != ' ' || !digits(line + 9, 3, &status) || (n > 12 && line[12] != ' '))
+	    line[8] != ' ' || !http_digits(line + 9, 3, &status) || (n > 12 && line[12] != ' '))
 		return -1;
 	minor = (unsigned)(line[7] - '0');
 	for (size_t i = 0; i < n; i++)
@@ -316,7 +316,7 @@ int http_resp_parse(const uint8_t *buf, size_t len, bool head_req, struct http_r
 		v = http_field_value(line, n, nlen, &vlen);
 		if (http_eq_nocase(line, nlen, "Content-Length")) {
 			uint64_t x;
-			if (!digits(v, vlen, &x) || (seen_cl && x != cl))
+			if (!http_digits(v, vlen, &x) || (seen_cl && x != cl))
 				return -1;
 			seen_cl = true;
 			cl = x;

@@ -95,6 +95,8 @@ size_t http_resp_rewrite(const struct http_resp *r, const uint8_t *head, bool ke
 bool http_eq_nocase(const uint8_t *p, size_t n, const char *lit);
 /* The next line in buf[*pos, end) without its CRLF or LF; *pos moves past it. Its length. */
 size_t http_next_line(const uint8_t *buf, size_t end, size_t *pos, const uint8_t **line);
+/* A decimal number of 1 to 18 digits and nothing else (Content-Length, a status code). */
+bool http_digits(const uint8_t *p, size_t n, uint64_t *v);
 /* The value of a field line line[0, n) whose name is nlen octets: after the colon, blanks trimmed. */
 const uint8_t *http_field_value(const uint8_t *line, size_t n, size_t nlen, size_t *vlen);
 /*

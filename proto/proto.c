@@ -143,3 +143,29 @@ bool proto_target_ip_literal(struct proto_target *t)
 	}
 	return false;
 }
+
+bool proto_target_from_sa(struct proto_target *t, const struct sockaddr_storage *ss)
+{
+	const void *a;
+
+	memset(t, 0, sizeof(*t));
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *s4 = (const struct sockaddr_in *)ss;
+		t->port = ntohs(s4->sin_port);
+		a = &s4->sin_addr;
+	} else if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
+		t->port = ntohs(s6->sin6_port);
+		a = &s6->sin6_addr;
+	} else {
+		return false;
+	}
+	if (!t->port) {
+		memset(t, 0, sizeof(*t));
+		return false;
+	}
+	t->kind = TARGET_IP;
+	t->addr = *ss;
+	inet_ntop(ss->ss_family, a, t->host, sizeof(t->host));
+	return true;
+}

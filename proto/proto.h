@@ -83,5 +83,10 @@ enum proto_connect_result proto_connect_result_from_errno(int neg_errno);
  * stay names: the resolver turns them into addresses, checked before connect.
  */
 bool proto_target_ip_literal(struct proto_target *t);
+/*
+ * t = the IPv4 or IPv6 address (with its port) in ss, as a TARGET_IP with
+ * the text form in host. false (t zeroed) for another family or port 0.
+ */
+bool proto_target_from_sa(struct proto_target *t, const struct sockaddr_storage *ss);
 
 #endif

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* The transparent inbounds: redirect (nftables REDIRECT/DNAT) and tproxy (nftables TPROXY). */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <string.h>
@@ -35,31 +34,6 @@
 #define IP6T_SO_ORIGINAL_DST 80
 #endif
 
-/* The target is the address in ss (IPv4 or IPv6, with its port). */
-static enum proto_res target_from(struct proto_target *t, const struct sockaddr_storage *ss)
-{
-	const void *a;
-
-	memset(t, 0, sizeof(*t));
-	if (ss->ss_family == AF_INET) {
-		const struct sockaddr_in *s4 = (const struct sockaddr_in *)ss;
-		t->port = ntohs(s4->sin_port);
-		a = &s4->sin_addr;
-	} else if (ss->ss_family == AF_INET6) {
-		const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
-		t->port = ntohs(s6->sin6_port);
-		a = &s6->sin6_addr;
-	} else {
-		return PROTO_FAIL;
-	}
-	if (!t->port)
-		return PROTO_FAIL;
-	t->kind = TARGET_IP;
-	t->addr = *ss;
-	inet_ntop(ss->ss_family, a, t->host, sizeof(t->host));
-	return PROTO_REQUEST;
-}
-
 static enum proto_res redirect_start(void *st, const struct inbound *in, int fd)
 {
 	struct sockaddr_storage ss;
@@ -70,7 +44,7 @@ static enum proto_res redirect_start(void *st, const struct inbound *in, int fd)
 	memset(&ss, 0, sizeof(ss));
 	if (getsockopt(fd, level, name, &ss, &len) < 0)
 		return PROTO_FAIL; /* ENOENT: not translated (or no conntrack at all) */
-	return target_from(st, &ss);
+	return proto_target_from_sa(st, &ss) ? PROTO_REQUEST : PROTO_FAIL;
 }
 
 static enum proto_res tproxy_start(void *st, const struct inbound *in, int fd)
@@ -81,7 +55,7 @@ static enum proto_res tproxy_start(void *st, const struct inbound *in, int fd)
 	(void)in;
 	if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
 		return PROTO_FAIL;
-	return target_from(st, &ss);
+	return proto_target_from_sa(st, &ss) ? PROTO_REQUEST : PROTO_FAIL;
 }
 
 const struct inbound_ops inbound_redirect_ops = {

@@ -54,16 +54,6 @@ static void steer_by_cpu(int fd, unsigned n_workers, const char *inbound)
 		         inbound, strerror(errno));
 }
 
-/* IP_TRANSPARENT / IPV6_TRANSPARENT: the listener takes what TPROXY delivers to it. */
-static int set_transparent(int fd, int family)
-{
-	int one = 1;
-
-	if (family == AF_INET6)
-		return setsockopt(fd, IPPROTO_IPV6, IPV6_TRANSPARENT, &one, sizeof(one));
-	return setsockopt(fd, IPPROTO_IP, IP_TRANSPARENT, &one, sizeof(one));
-}
-
 int listener_open(struct worker *w, unsigned i, struct listener **out)
 {
 	const struct inbound *in = &w->cfg->inbounds[i];
@@ -97,7 +87,7 @@ int listener_open(struct worker *w, unsigned i, struct listener **out)
 	if (in->listen.ss_family == AF_INET6)
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
 	/* tproxy: accept connections to any address, which stays the local one (CAP_NET_ADMIN). */
-	if (in->type == INBOUND_TPROXY && set_transparent(fd, in->listen.ss_family) < 0) {
+	if (in->type == INBOUND_TPROXY && sock_set_transparent(fd, in->listen.ss_family) < 0) {
 		ret = -errno;
 		log_error("inbound %s: IP_TRANSPARENT: %s%s", in->name, strerror(-ret),
 		          ret == -EPERM ? " (tproxy needs CAP_NET_ADMIN: start spliced as root)"

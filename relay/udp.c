@@ -492,7 +492,8 @@ void udp_deliver(struct udp_assoc *a, const uint8_t *d, size_t n, const struct s
  * Drain what fd holds, UDP_BATCH datagrams per recvmmsg(2), at most four
  * rounds before the poll is armed again (the other sockets get their turn).
  */
-int udp_recv_batch(struct worker *w, int fd, struct udp_rx *rx)
+int udp_recv_batch(struct worker *w, int fd, struct udp_rx *rx,
+                   uint8_t (*ctl)[CMSG_SPACE(UDP_RX_CTL)])
 {
 	uint8_t *buf = udp_scratch(w);
 
@@ -504,7 +505,9 @@ int udp_recv_batch(struct worker *w, int fd, struct udp_rx *rx)
 		rx->mm[i].msg_hdr = (struct msghdr){.msg_name = &rx->src[i],
 		                                    .msg_namelen = sizeof(rx->src[i]),
 		                                    .msg_iov = &rx->iov[i],
-		                                    .msg_iovlen = 1};
+		                                    .msg_iovlen = 1,
+		                                    .msg_control = ctl ? ctl[i] : NULL,
+		                                    .msg_controllen = ctl ? sizeof(ctl[i]) : 0};
 	}
 	return recvmmsg(fd, rx->mm, UDP_BATCH, MSG_DONTWAIT, NULL);
 }
@@ -515,7 +518,7 @@ static void drain(struct udp_assoc *a, int fd, bool from_relay)
 	const struct sockaddr_storage *src = rx.src;
 
 	for (int round = 0; round < 4; round++) {
-		int n = udp_recv_batch(a->w, fd, &rx);
+		int n = udp_recv_batch(a->w, fd, &rx, NULL);
 
 		if (n <= 0)
 			return;

@@ -219,8 +219,14 @@ struct udp_rx {
 	struct iovec iov[UDP_BATCH];
 	struct sockaddr_storage src[UDP_BATCH];
 };
-/* Up to UDP_BATCH datagrams from fd (non-blocking): their number, or <= 0. */
-int udp_recv_batch(struct worker *w, int fd, struct udp_rx *rx);
+/* Control-message room per datagram, for callers that want some (IP_ORIGDSTADDR). */
+enum { UDP_RX_CTL = 64 };
+/*
+ * Up to UDP_BATCH datagrams from fd (non-blocking): their number, or <= 0.
+ * ctl: NULL, or UDP_BATCH buffers for each datagram's control messages.
+ */
+int udp_recv_batch(struct worker *w, int fd, struct udp_rx *rx,
+                   uint8_t (*ctl)[CMSG_SPACE(UDP_RX_CTL)]);
 /* An RFC 1928 datagram header; false: dropped and counted (udp_frag, udp_malformed). */
 bool udp_parse(struct worker *w, const uint8_t *d, size_t n, struct proto_target *t, size_t *hl);
 /* 0.0.0.0 or :: (any port). */

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* UDP on a tproxy inbound: datagrams nftables TPROXY delivers, sessions keyed by client endpoint, replies from the original destination. */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -43,7 +42,7 @@
  * sendmmsg batching as the rest.
  */
 
-enum { UDP_TP_BUCKETS = 1024, UDP_TP_REPLIES = 4, UDP_TP_CMSG = 64 };
+enum { UDP_TP_BUCKETS = 1024, UDP_TP_REPLIES = 4 };
 
 /* A socket that sends as one destination, shared by the sessions that hear from it. */
 struct udp_tp_reply {
@@ -133,8 +132,7 @@ int udp_tp_open(struct worker *w, unsigned i, struct udp_tp **out)
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) < 0 ||
 	    (v6 && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) < 0) ||
-	    setsockopt(fd, v6 ? IPPROTO_IPV6 : IPPROTO_IP, v6 ? IPV6_TRANSPARENT : IP_TRANSPARENT,
-	               &one, sizeof(one)) < 0 ||
+	    sock_set_transparent(fd, in->listen.ss_family) < 0 ||
 	    setsockopt(fd, v6 ? IPPROTO_IPV6 : IPPROTO_IP,
 	               v6 ? IPV6_RECVORIGDSTADDR : IP_RECVORIGDSTADDR, &one, sizeof(one)) < 0 ||
 	    bind(fd, (const struct sockaddr *)&in->listen, in->listen_len) < 0)
@@ -282,8 +280,7 @@ static struct udp_tp_reply *reply_get(struct udp_tp *t, const struct sockaddr *f
 	fd = socket(from->sa_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return NULL;
-	if (setsockopt(fd, v6 ? IPPROTO_IPV6 : IPPROTO_IP, v6 ? IPV6_TRANSPARENT : IP_TRANSPARENT,
-	               &one, sizeof(one)) < 0 ||
+	if (sock_set_transparent(fd, from->sa_family) < 0 ||
 	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
 	    (v6 && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) < 0) ||
 	    bind(fd, from, (socklen_t)addr_len(from)) < 0 || !(r = calloc(1, sizeof(*r)))) {
@@ -354,28 +351,12 @@ static const struct sockaddr_storage *orig_dst(struct msghdr *m, struct sockaddr
 static void drain(struct udp_tp *t)
 {
 	struct worker *w = t->w;
-	uint8_t *buf = udp_scratch(w);
-	struct mmsghdr mm[UDP_BATCH];
-	struct iovec iov[UDP_BATCH];
-	struct sockaddr_storage src[UDP_BATCH];
-	uint8_t ctl[UDP_BATCH][CMSG_SPACE(UDP_TP_CMSG)];
+	struct udp_rx rx;
+	uint8_t ctl[UDP_BATCH][CMSG_SPACE(UDP_RX_CTL)];
 
-	if (!buf)
-		return;
 	for (int round = 0; round < 4; round++) {
-		int n;
+		int n = udp_recv_batch(w, t->fd, &rx, ctl);
 
-		for (int i = 0; i < UDP_BATCH; i++) {
-			iov[i] = (struct iovec){.iov_base = buf + (size_t)i * UDP_SLOT,
-			                        .iov_len = UDP_SLOT};
-			mm[i].msg_hdr = (struct msghdr){.msg_name = &src[i],
-			                                .msg_namelen = sizeof(src[i]),
-			                                .msg_iov = &iov[i],
-			                                .msg_iovlen = 1,
-			                                .msg_control = ctl[i],
-			                                .msg_controllen = sizeof(ctl[i])};
-		}
-		n = recvmmsg(t->fd, mm, UDP_BATCH, MSG_DONTWAIT, NULL);
 		if (n <= 0)
 			return;
 		for (int i = 0; i < n; i++) {
@@ -383,29 +364,19 @@ static void drain(struct udp_tp *t)
 			struct proto_target tg;
 			struct udp_tp_sess *s;
 
-			if (mm[i].msg_hdr.msg_flags & (MSG_TRUNC | MSG_CTRUNC) ||
-			    !orig_dst(&mm[i].msg_hdr, &dst)) {
+			if (rx.mm[i].msg_hdr.msg_flags & (MSG_TRUNC | MSG_CTRUNC) ||
+			    !orig_dst(&rx.mm[i].msg_hdr, &dst) ||
+			    !proto_target_from_sa(&tg, &dst)) {
 				w->stats.udp_malformed++;
 				continue;
 			}
-			s = session(t, &src[i]);
+			s = session(t, &rx.src[i]);
 			if (!s) {
 				w->stats.udp_send_errors++;
 				continue;
 			}
 			udp_touch(s->a);
-			memset(&tg, 0, sizeof(tg));
-			tg.kind = TARGET_IP;
-			tg.addr = dst;
-			tg.port = ntohs(((const struct sockaddr_in *)&dst)->sin_port);
-			inet_ntop(dst.ss_family,
-			          dst.ss_family == AF_INET6
-			                  ? (const void *)&((const struct sockaddr_in6 *)&dst)
-			                            ->sin6_addr
-			                  : (const void *)&((const struct sockaddr_in *)&dst)
-			                            ->sin_addr,
-			          tg.host, sizeof(tg.host));
-			udp_send_up(s->a, &tg, iov[i].iov_base, mm[i].msg_len);
+			udp_send_up(s->a, &tg, rx.iov[i].iov_base, rx.mm[i].msg_len);
 		}
 		udp_tx_flush(w); /* before the next round reuses the buffers */
 		if (n < UDP_BATCH)

@@ -420,7 +420,7 @@ static void relay_in(struct udp_up *u)
 	struct udp_rx rx;
 
 	for (int round = 0; round < 4; round++) {
-		int n = udp_recv_batch(w, u->udp_fd, &rx);
+		int n = udp_recv_batch(w, u->udp_fd, &rx, NULL);
 
 		if (n <= 0)
 			return;
