@@ -150,7 +150,10 @@ int worker_init(struct worker *w, int id, struct server *srv)
 			return -errno;
 		w->alog.path = strcmp(cfg->access_log, "stderr") ? cfg->access_log : NULL;
 	}
-	ret = loop_setup(&w->loop, RING_ENTRIES);
+	_Static_assert((int)CONFIG_BACKEND_EPOLL == (int)LOOP_BACKEND_EPOLL &&
+	                       (int)CONFIG_BACKEND_IO_URING == (int)LOOP_BACKEND_IO_URING,
+	               "one numbering");
+	ret = loop_setup_backend(&w->loop, RING_ENTRIES, (enum loop_backend)cfg->backend);
 	if (ret < 0)
 		return ret;
 	loop_register(&w->loop, LOOP_KIND_WORKER, &inbox_module, w);
@@ -253,9 +256,10 @@ static void private_fd_table(struct worker *w)
 		return;
 	}
 	w->private_table = true;
-	keep[n++] = w->loop.ring.ring_fd;
+	keep[n++] = loop_fd(&w->loop);
 	keep[n++] = w->event_fd;
-	if (w->loop.ring.enter_ring_fd != w->loop.ring.ring_fd && w->loop.ring.enter_ring_fd >= 0)
+	if (!w->loop.ep && w->loop.ring.enter_ring_fd != w->loop.ring.ring_fd &&
+	    w->loop.ring.enter_ring_fd >= 0)
 		keep[n++] = w->loop.ring.enter_ring_fd;
 	for (size_t i = 0; i < w->cfg->n_inbounds; i++) {
 		if (w->listeners[i])
