@@ -41,11 +41,13 @@
  * stray opcode shows. loop_features.cqe_skip is off here, so the one link
  * chain with skipped CQEs (conn.c's reply ahead of its poll) is not used.
  *
- * Level-triggered, with the registration kept while no one waits: a
- * relay re-arms the same poll on the same descriptor over and over, and
- * that then costs no epoll_ctl(2). Only an event nobody waits for (a
- * writable socket whose writer is not blocked) shrinks the registration,
- * since level-triggered epoll would report it every turn. A multishot poll
+ * Level-triggered. A descriptor's registration is kept while operations
+ * wait on it; arming one on a descriptor nothing waits on costs one
+ * epoll_ctl(2) (its number may belong to a new socket by then), arming
+ * another on one already registered for those events costs none. An event
+ * nobody waits for (a writable socket whose writer is not blocked) narrows
+ * the registration, or removes it, since level-triggered epoll would report
+ * it every turn. A multishot poll
  * is reported every turn its descriptor stays ready (io_uring reports each
  * new wake-up): a module that stops reading with one armed spins here.
  */
@@ -390,7 +392,19 @@ static bool wait_on(struct loop_ep *ep, struct ep_op *op, uint32_t events, bool 
 		return false;
 	}
 	f = fd_at(ep, op->fd);
-	if ((f->reg & events) != events && (ret = set_reg(ep, op->fd, f, f->reg | events)) < 0) {
+	/*
+	 * With nothing waiting on it, the descriptor may have been closed and
+	 * its number reused since we registered it (epoll then forgot the
+	 * old one): register again (one EPOLL_CTL_MOD, or ADD). Something
+	 * still waiting proves it open: only a wider mask needs a call.
+	 */
+	if (!f->head)
+		ret = set_reg(ep, op->fd, f, events);
+	else if ((f->reg & events) != events)
+		ret = set_reg(ep, op->fd, f, f->reg | events);
+	else
+		ret = 0;
+	if (ret < 0) {
 		if (ret == -EPERM) {
 			*always_ready = true;
 			return false;
