@@ -90,6 +90,9 @@ static void print_version(void)
 		       f.cqe_skip ? "yes" : "no", f.multishot_accept ? "yes" : "no");
 	}
 	printf("backends: io_uring, epoll ([main] backend, SPLICED_BACKEND)\n");
+	/* What this build has; meson options leave out the rest (docs/cross.md#size). */
+	printf("features: socks5 http mixed forward redirect tproxy udp%s\n",
+	       SPLICED_HAVE_WIREGUARD ? " wireguard" : " (built without: wireguard)");
 	printf("data path: poll + splice(2) with SPLICE_F_NONBLOCK, pooled pipes\n");
 	crypto_info_print(stdout);
 }
