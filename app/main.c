@@ -61,7 +61,8 @@ static const char usage_text[] =
         "                     file (for log rotation).\n"
         "\n"
         "Exit status: 0 after a clean stop, 1 on a runtime error (cannot listen,\n"
-        "io_uring unavailable), 2 on a usage or configuration error.\n"
+        "io_uring unavailable with backend = io_uring), 2 on a usage or configuration\n"
+        "error.\n"
         "Every configuration key and its default: spliced.ini(5), docs/configuration.md\n"
         "(the rest: spliced(8)).\n";
 
