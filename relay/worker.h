@@ -15,7 +15,7 @@
 #include "resolve.h"
 #include "splice.h"
 #include "stats.h"
-#include "udp.h"
+#include "udp_session.h"
 
 struct listener;
 
