@@ -127,9 +127,9 @@ struct udp_sess {
  * inbounds, or UDP_SESS_NO_INBOUND), `size` octets (>= sizeof(struct
  * udp_sess); the rest, the front end's, zeroed). client: its endpoint
  * (struct sockaddr_in or sockaddr_in6, not v4-mapped), or NULL to fill in
- * later; tab: a table to find it in by that endpoint, or NULL. At
- * udp-max-sessions the worker's session idle longest is closed first
- * (udp_evicted). NULL: no memory.
+ * later; tab: a table to find it in by that endpoint (one it is not in
+ * yet: udp_sess_find() first), or NULL. At udp-max-sessions the worker's
+ * session idle longest is closed first (udp_evicted). NULL: no memory.
  */
 struct udp_sess *udp_sess_open(struct worker *w, unsigned inbound, const struct udp_front *f,
                                size_t size, const void *client, struct udp_sess_table *tab);
@@ -172,7 +172,10 @@ struct udp_sess_table {
 };
 /* 0, or -errno (no memory, no randomness). */
 int udp_sess_table_init(struct udp_sess_table *t);
-/* The table goes (its owner does): sessions still in it stay open, found by nobody. */
+/*
+ * The table goes (its owner does; not used again): sessions still in it
+ * stay open, found by nobody, their tab NULL.
+ */
 void udp_sess_table_fini(struct udp_sess_table *t);
 /* The open session of this client endpoint (sockaddr_in or sockaddr_in6), or NULL. */
 struct udp_sess *udp_sess_find(const struct udp_sess_table *t, const void *client);
