@@ -2,6 +2,7 @@
 /* spliced entry point: command line, signals, starting and stopping the workers. */
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <linux/capability.h>
 #include <signal.h>
 #include <stdio.h>
@@ -393,6 +394,12 @@ static int serve(struct running *r, sigset_t *sigs)
 	         "interfaces",
 	         srv->cfg->n_inbounds, srv->n_workers, srv->cfg->n_wireguards);
 	sdnotify(r->notify_fd, status);
+	/*
+	 * Start-up's garbage (the INI parse, the users files, c-ares' set-up
+	 * reading resolv.conf) is freed by now, but its pages stay resident in
+	 * the heap: give them back (issue 16, idle memory).
+	 */
+	malloc_trim(0);
 	for (;;) {
 		siginfo_t si;
 		int sig = sigwaitinfo(sigs, &si);
