@@ -2,6 +2,7 @@
 /* spliced entry point: command line, signals, starting and stopping the workers. */
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <linux/capability.h>
 #include <signal.h>
 #include <stdio.h>
@@ -61,7 +62,8 @@ static const char usage_text[] =
         "                     file (for log rotation).\n"
         "\n"
         "Exit status: 0 after a clean stop, 1 on a runtime error (cannot listen,\n"
-        "io_uring unavailable), 2 on a usage or configuration error.\n"
+        "io_uring unavailable with backend = io_uring), 2 on a usage or configuration\n"
+        "error.\n"
         "Every configuration key and its default: spliced.ini(5), docs/configuration.md\n"
         "(the rest: spliced(8)).\n";
 
@@ -74,17 +76,25 @@ static void print_version(void)
 	printf("spliced %s\n", SPLICED_VERSION);
 	if (uname(&u) == 0)
 		printf("kernel: %s %s %s\n", u.sysname, u.release, u.machine);
+	if (loop_kernel_profile())
+		printf("kernel profile: %u.%u (SPLICED_KERNEL_PROFILE): only what that kernel offers\n",
+		       loop_kernel_profile() / 100, loop_kernel_profile() % 100);
 	ret = loop_probe(&f);
 	if (ret < 0) {
-		printf("io_uring: unavailable (%s)\n", strerror(-ret));
+		printf("io_uring: unavailable (%s): the epoll backend runs\n", strerror(-ret));
 	} else {
-		printf("io_uring: available; setup %s; ext-arg %s; fast-poll %s; cqe-skip %s\n",
+		printf("io_uring: available; setup %s; ext-arg %s; fast-poll %s; cqe-skip %s; "
+		       "multishot accept %s\n",
 		       f.defer_taskrun  ? "single-issuer+defer-taskrun"
 		       : f.coop_taskrun ? "coop-taskrun"
 		                        : "basic",
 		       f.ext_arg ? "yes" : "no", f.fast_poll ? "yes" : "no",
-		       f.cqe_skip ? "yes" : "no");
+		       f.cqe_skip ? "yes" : "no", f.multishot_accept ? "yes" : "no");
 	}
+	printf("backends: io_uring, epoll ([main] backend, SPLICED_BACKEND)\n");
+	/* What this build has; meson options leave out the rest (docs/cross.md#size). */
+	printf("features: socks5 http mixed forward redirect tproxy udp%s\n",
+	       SPLICED_HAVE_WIREGUARD ? " wireguard" : " (built without: wireguard)");
 	printf("data path: poll + splice(2) with SPLICE_F_NONBLOCK, pooled pipes\n");
 	crypto_info_print(stdout);
 }
@@ -255,6 +265,27 @@ static void warn_open_inbounds(const struct config *cfg)
 			         cfg->inbounds[i].name, sa_str(&cfg->inbounds[i].listen, addr));
 }
 
+/* $SPLICED_BACKEND, when set, overrides [main] backend (the test harness's epoll pass). */
+static int backend_from_env(struct config *cfg)
+{
+	const char *v = getenv("SPLICED_BACKEND");
+
+	if (!v || !*v)
+		return 0;
+	if (!strcmp(v, "auto"))
+		cfg->backend = CONFIG_BACKEND_AUTO;
+	else if (!strcmp(v, "io_uring"))
+		cfg->backend = CONFIG_BACKEND_IO_URING;
+	else if (!strcmp(v, "epoll"))
+		cfg->backend = CONFIG_BACKEND_EPOLL;
+	else {
+		fprintf(stderr, "spliced: SPLICED_BACKEND=%s: not one of auto, io_uring, epoll\n",
+		        v);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* Rings and listeners, no thread yet: everything here may need root (low ports). */
 static int create_workers(struct server *srv)
 {
@@ -272,10 +303,12 @@ static int create_workers(struct server *srv)
 		ret = worker_init(&srv->workers[i], i, srv);
 		if (ret < 0) {
 			srv->n_workers = i + 1;
-			if (ret == -ENOSYS || ret == -EPERM)
+			if (cfg->backend == CONFIG_BACKEND_IO_URING &&
+			    (ret == -ENOSYS || ret == -EPERM || ret == -ENOMEM))
 				log_error(
-				        "io_uring is unavailable (%s): check the sysctl "
-				        "kernel.io_uring_disabled and the container's seccomp profile",
+				        "io_uring is unavailable (%s) and [main] backend = io_uring: "
+				        "check the sysctl kernel.io_uring_disabled and the "
+				        "container's seccomp profile, or set backend = auto",
 				        strerror(-ret));
 			else
 				log_error("worker %d: %s", i, strerror(-ret));
@@ -297,6 +330,29 @@ static int create_workers(struct server *srv)
 	return 0;
 }
 
+/* The one line that says which backend runs, and why. */
+static void log_started(const struct server *srv)
+{
+	const struct loop *l = &srv->workers[0].loop;
+	char prof[48] = "";
+
+	if (l->feat.profile)
+		snprintf(prof, sizeof(prof), ", kernel profile %u.%u", l->feat.profile / 100,
+		         l->feat.profile % 100);
+	if (l->ep)
+		log_info("started %d workers (backend epoll: %s)", srv->n_workers, l->backend_why);
+	else
+		log_info("started %d workers (backend io_uring: %s%s%s)", srv->n_workers,
+		         l->feat.defer_taskrun  ? "defer-taskrun"
+		         : l->feat.coop_taskrun ? "coop-taskrun"
+		                                : "basic",
+		         l->feat.multishot_accept ? ", multishot accept" : "", prof);
+	if (l->ep && l->backend_why[0] == 'i')
+		log_warn("io_uring is unavailable (%s): running on epoll; check the sysctl "
+		         "kernel.io_uring_disabled and the container's seccomp profile",
+		         l->backend_why);
+}
+
 static int start_workers(struct server *srv)
 {
 	int ret;
@@ -315,10 +371,7 @@ static int start_workers(struct server *srv)
 	}
 	for (int i = 0; i < srv->n_workers; i++)
 		worker_release_listeners(&srv->workers[i]);
-	log_info("started %d workers (io_uring %s)", srv->n_workers,
-	         srv->workers[0].loop.feat.defer_taskrun  ? "defer-taskrun"
-	         : srv->workers[0].loop.feat.coop_taskrun ? "coop-taskrun"
-	                                                  : "basic");
+	log_started(srv);
 	return 0;
 }
 
@@ -341,6 +394,12 @@ static int serve(struct running *r, sigset_t *sigs)
 	         "interfaces",
 	         srv->cfg->n_inbounds, srv->n_workers, srv->cfg->n_wireguards);
 	sdnotify(r->notify_fd, status);
+	/*
+	 * Start-up's garbage (the INI parse, the users files, c-ares' set-up
+	 * reading resolv.conf) is freed by now, but its pages stay resident in
+	 * the heap: give them back (issue 16, idle memory).
+	 */
+	malloc_trim(0);
 	for (;;) {
 		siginfo_t si;
 		int sig = sigwaitinfo(sigs, &si);
@@ -444,6 +503,11 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && strcmp(argv[1], "wg") == 0)
 		return wg_main(argc - 1, argv + 1);
+	if (loop_kernel_profile_set(getenv("SPLICED_KERNEL_PROFILE")) < 0) {
+		fprintf(stderr, "spliced: SPLICED_KERNEL_PROFILE=%s: not one of 5.10, 5.15, 6.1\n",
+		        getenv("SPLICED_KERNEL_PROFILE"));
+		return EXIT_CONFIG;
+	}
 	while ((opt = getopt_long(argc, argv, "c:Vh", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
@@ -478,6 +542,10 @@ int main(int argc, char **argv)
 	}
 	/* Before anything else logs: the wg-quick files' and the users audit's warnings too. */
 	log_level = cfg->log_level;
+	if (backend_from_env(cfg) < 0) {
+		config_free(cfg);
+		return EXIT_CONFIG;
+	}
 	if (check && wg_hosted_check(cfg) < 0) {
 		config_free(cfg);
 		return EXIT_CONFIG;

@@ -26,6 +26,8 @@ enum config_limits {
 
 /* Which worker's listener takes a new connection (see worker_listen()). */
 enum accept_steering { STEER_HASH = 0, STEER_CPU };
+/* [main] backend; the values of enum loop_backend (loop.h) */
+enum config_backend { CONFIG_BACKEND_AUTO = 0, CONFIG_BACKEND_IO_URING, CONFIG_BACKEND_EPOLL };
 
 enum inbound_type {
 	INBOUND_SOCKS5 = 1,
@@ -173,6 +175,7 @@ struct config {
 	uint64_t pipe_memory; /* pipes (and as much in buffers) held at once; 0: a quarter of RAM */
 	enum accept_steering accept_steering;
 	bool splice; /* relay plain legs with splice(2); no: through user-space buffers */
+	enum config_backend backend; /* io_uring, epoll, or auto (epoll where io_uring fails) */
 	/* user / group: whom to run as once set up (privdrop.c); run_as false = stay root */
 	bool run_as;
 	uid_t run_uid;

@@ -260,6 +260,20 @@ static void set_splice(struct parser *p, const char *v)
 		kerr(p, "\"%s\" is not yes or no", config_quote(q, v));
 }
 
+static void set_backend(struct parser *p, const char *v)
+{
+	char q[QUOTE_BYTES];
+
+	if (strcmp(v, "auto") == 0)
+		p->c->backend = CONFIG_BACKEND_AUTO;
+	else if (strcmp(v, "io_uring") == 0)
+		p->c->backend = CONFIG_BACKEND_IO_URING;
+	else if (strcmp(v, "epoll") == 0)
+		p->c->backend = CONFIG_BACKEND_EPOLL;
+	else
+		kerr(p, "\"%s\" is not one of auto, io_uring, epoll", config_quote(q, v));
+}
+
 /*
  * user / group: looked up now, so --check reports an unknown name and the
  * drop itself (privdrop.c) cannot fail on a lookup. A number is an id; a
@@ -390,5 +404,6 @@ const struct key config_main_keys[] = {
         {"udp-buffer", set_udp_buffer, false, 0},
         {"udp-dns-timeout", set_udp_dns_timeout, false, 0},
         {"access-log", set_access_log, false, 0},
+        {"backend", set_backend, false, 0},
         {NULL, NULL, false, 0},
 };

@@ -172,7 +172,7 @@ void conn_connect_cancel(struct conn *c)
 	 * submit: submit now, so the kernel has copied what it needs.
 	 */
 	if (fresh)
-		io_uring_submit(&w->loop.ring);
+		loop_submit(&w->loop);
 }
 
 void conn_connect_release(struct conn *c)

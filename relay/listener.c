@@ -125,7 +125,12 @@ void listener_arm(struct listener *ls)
 {
 	struct io_uring_sqe *sqe = loop_prep(&ls->w->loop, &ls->obj, OP_ACCEPT);
 
-	io_uring_prep_multishot_accept(sqe, ls->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	/* Before 5.19 an accept per SQE: on_accept() re-arms when a CQE has no F_MORE. */
+	if (ls->w->loop.feat.multishot_accept)
+		io_uring_prep_multishot_accept(sqe, ls->fd, NULL, NULL,
+		                               SOCK_NONBLOCK | SOCK_CLOEXEC);
+	else
+		io_uring_prep_accept(sqe, ls->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 }
 
 /*

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The event loop: one io_uring, objects in tagged slots, completions dispatched to their module. */
+/* The event loop: one io_uring (or epoll), objects in tagged slots, completions dispatched to their module. */
 #ifndef SPLICED_LOOP_H
 #define SPLICED_LOOP_H
 
@@ -62,15 +62,31 @@ static inline uint32_t loop_tag_gen(uint64_t tag)
 	return (uint32_t)tag;
 }
 
-/* What the ring set-up achieved, for --version and the start-up log. */
+/*
+ * What the ring set-up achieved, for --version and the start-up log; what a
+ * module may use. Each is what the kernel offers, less what an old-kernel
+ * profile (SPLICED_KERNEL_PROFILE, loop_kernel.c) takes away. The epoll
+ * backend offers multishot accept and poll (it emulates them), nothing else.
+ */
 struct loop_features {
 	bool defer_taskrun;
 	bool single_issuer;
 	bool coop_taskrun;
 	bool ext_arg;
 	bool fast_poll;
-	bool cqe_skip; /* IOSQE_CQE_SKIP_SUCCESS (5.17+): replies may go through the ring */
-	bool disabled; /* created with R_DISABLED: call loop_enable() in the using thread */
+	bool cqe_skip;         /* IOSQE_CQE_SKIP_SUCCESS (5.17+): replies may go through the ring */
+	bool disabled;         /* created with R_DISABLED: call loop_enable() in the using thread */
+	bool multishot_accept; /* IORING_ACCEPT_MULTISHOT (5.19+); else one accept per SQE */
+	bool poll_multi;       /* IORING_POLL_ADD_MULTI (5.13+) */
+	bool buf_ring;         /* provided-buffer rings (5.19+) */
+	unsigned profile;      /* the kernel profile in force (510 = 5.10), 0 = none */
+};
+
+/* Which loop runs the operations: io_uring, or the SQE interpreter over epoll(7). */
+enum loop_backend {
+	LOOP_BACKEND_AUTO = 0, /* io_uring; epoll where io_uring_setup fails */
+	LOOP_BACKEND_IO_URING,
+	LOOP_BACKEND_EPOLL,
 };
 
 /* Create a ring with the best flags the kernel accepts. 0 or -errno. */
@@ -81,6 +97,24 @@ int loop_enable(struct io_uring *ring, const struct loop_features *feat);
 struct io_uring_sqe *loop_sqe(struct io_uring *ring);
 /* Probe io_uring once (for --version and the start-up check). 0 or -errno. */
 int loop_probe(struct loop_features *feat);
+
+/*
+ * Old-kernel profiles (loop_kernel.c): "5.10", "5.15" or "6.1" makes the
+ * set-up and the probe offer only what that kernel's io_uring has, and every
+ * submission is checked: an opcode or flag newer than the profile aborts the
+ * process, naming it. NULL or "" turns it off. 0, or -EINVAL for any other
+ * string. Set once, before any loop is set up (main reads
+ * $SPLICED_KERNEL_PROFILE).
+ */
+int loop_kernel_profile_set(const char *name);
+/* The profile in force as 510, 515 or 601; 0 = none. */
+unsigned loop_kernel_profile(void);
+/*
+ * The first kernel (as 510, 517, ...) that accepts this SQE: its opcode, its
+ * flags and the opcode's own flags; 9999 for what spliced does not know.
+ * *what names the newest part ("IORING_OP_SEND_ZC", "IOSQE_CQE_SKIP_SUCCESS").
+ */
+unsigned loop_kernel_sqe_since(const struct io_uring_sqe *sqe, const char **what);
 
 struct loop;
 
@@ -132,9 +166,14 @@ struct loop_tq {
 
 enum { LOOP_MAX_TQ = 12 };
 
+struct loop_ep;
+
 struct loop {
-	struct io_uring ring;
+	struct io_uring ring; /* unused (ring_fd -1) on the epoll backend */
 	struct loop_features feat;
+	struct loop_ep *ep; /* the epoll backend's state (loop_epoll.c); NULL on io_uring */
+	const char *
+	        backend_why; /* why this backend: "[main] backend = epoll", "io_uring_setup: ..." */
 	const struct loop_module *mods[LOOP_KIND_MAX];
 	void *ctx[LOOP_KIND_MAX]; /* each module's context (the worker), loop_ctx() */
 	/* Slots: the object and generation behind every tag. */
@@ -151,6 +190,17 @@ struct loop {
 
 /* Ring and tables (main thread); loop_start() in the thread that runs it. 0 or -errno. */
 int loop_setup(struct loop *l, unsigned entries);
+/*
+ * The same on the backend asked for: AUTO tries io_uring and falls back to
+ * epoll when io_uring_setup fails (ENOSYS, EPERM: a seccomp profile or the
+ * io_uring_disabled sysctl; ENOMEM: the locked-memory limit); IO_URING
+ * fails instead. l->backend_why says why the backend in use was chosen.
+ */
+int loop_setup_backend(struct loop *l, unsigned entries, enum loop_backend want);
+/* "io_uring" or "epoll". */
+const char *loop_backend_name(const struct loop *l);
+/* The descriptor the loop itself holds (the ring's, or the epoll instance's). */
+int loop_fd(const struct loop *l);
 int loop_start(struct loop *l);
 void loop_destroy(struct loop *l);
 
@@ -196,6 +246,11 @@ struct io_uring_sqe *loop_prep_linked(struct loop *l, struct loop_obj *o, unsign
 void loop_reserve(struct loop *l, unsigned n);
 /* Cancel the operation with this tag (fire and forget: its own CQE completes it). */
 void loop_cancel(struct loop *l, uint64_t tag);
+/*
+ * Submit what is prepared now, not at the next turn: the kernel (or the
+ * epoll backend) copies what the SQEs point at, so their memory may go.
+ */
+void loop_submit(struct loop *l);
 
 /* Submit, wait up to wait_ms for a completion, dispatch all that are ready. */
 int loop_turn(struct loop *l, uint64_t wait_ms);

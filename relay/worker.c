@@ -21,8 +21,15 @@
 #include "worker.h"
 
 enum worker_limits {
-	RING_ENTRIES = 1024, /* SQ; the CQ is 4x. loop_sqe() flushes when the SQ is full */
-	MAX_WAIT_MS = 1000,  /* wake at least this often to run deadlines */
+	/*
+	 * SQ; the CQ is 4x. A full SQ is submitted to make room (loop_prep()),
+	 * so this bounds no burst, and the ring's pages are resident for good:
+	 * 256 + 1024 entries map 36 KiB where 1024 + 4096 mapped 136 KiB of
+	 * an idle worker's memory (issue 16). The kernel keeps CQEs past a full
+	 * CQ (IORING_FEAT_NODROP) until the turn reaps them.
+	 */
+	RING_ENTRIES = 256,
+	MAX_WAIT_MS = 1000, /* wake at least this often to run deadlines */
 	/*
 	 * A pool nobody took a pipe or buffer from for this long is emptied: a
 	 * quiet relay gives back its descriptors and memory, a busy one keeps
@@ -151,7 +158,10 @@ int worker_init(struct worker *w, int id, struct server *srv)
 			return -errno;
 		w->alog.path = strcmp(cfg->access_log, "stderr") ? cfg->access_log : NULL;
 	}
-	ret = loop_setup(&w->loop, RING_ENTRIES);
+	_Static_assert((int)CONFIG_BACKEND_EPOLL == (int)LOOP_BACKEND_EPOLL &&
+	                       (int)CONFIG_BACKEND_IO_URING == (int)LOOP_BACKEND_IO_URING,
+	               "one numbering");
+	ret = loop_setup_backend(&w->loop, RING_ENTRIES, (enum loop_backend)cfg->backend);
 	if (ret < 0)
 		return ret;
 	loop_register(&w->loop, LOOP_KIND_WORKER, &inbox_module, w);
@@ -254,9 +264,10 @@ static void private_fd_table(struct worker *w)
 		return;
 	}
 	w->private_table = true;
-	keep[n++] = w->loop.ring.ring_fd;
+	keep[n++] = loop_fd(&w->loop);
 	keep[n++] = w->event_fd;
-	if (w->loop.ring.enter_ring_fd != w->loop.ring.ring_fd && w->loop.ring.enter_ring_fd >= 0)
+	if (!w->loop.ep && w->loop.ring.enter_ring_fd != w->loop.ring.ring_fd &&
+	    w->loop.ring.enter_ring_fd >= 0)
 		keep[n++] = w->loop.ring.enter_ring_fd;
 	for (size_t i = 0; i < w->cfg->n_inbounds; i++) {
 		if (w->listeners[i])

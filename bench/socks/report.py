@@ -245,6 +245,31 @@ def table(path):
         out.extend(f"- {x}" for x in lines)
         out.append("")
 
+    if "spliced" in proxies and "spliced-epoll" in proxies:
+        out.append("spliced on its epoll backend against io_uring (same build, same run, "
+                   "interleaved; medians): epoll / io_uring")
+        out.append("")
+        lines = []
+        for s, d in MODES:
+            a, b = gb("spliced-epoll", s, d), gb("spliced", s, d)
+            if a and b:
+                r = statistics.median(a) / statistics.median(b)
+                per = [x / y for x, y in zip(sorted_rounds("spliced-epoll", s, d),
+                                             sorted_rounds("spliced", s, d))]
+                lines.append(f"throughput {MODE_NAME[s, d]}: {r:.3f} (per round "
+                             f"{fmt_range(per, 2)}; ≥ 0.9: {'met' if r >= 0.9 else 'NOT met'})")
+        (_, a_spg), (_, b_spg) = cpu("spliced-epoll"), cpu("spliced")
+        if a_spg and b_spg:
+            lines.append(f"CPU-s/GB {a_spg:.3f} vs {b_spg:.3f}: {a_spg / b_spg:.3f}×")
+        for m in modes:
+            a, b = cps_of("spliced-epoll", m), cps_of("spliced", m)
+            if a and b:
+                lines.append(f"conn/s with {mode_name(m)}: {statistics.median(a):.0f} vs "
+                             f"{statistics.median(b):.0f}/s, "
+                             f"{statistics.median(a) / statistics.median(b):.3f}")
+        out.extend(f"- {x}" for x in lines)
+        out.append("")
+
     if "spliced" in proxies:
         out.append("Targets of issue 2 (spliced):")
         out.append("")
