@@ -646,7 +646,11 @@ void conn_accept(struct worker *w, unsigned inbound, int fd, uint32_t src_slot)
 		return;
 	}
 	hs = c->hs;
-	switch (ops->start(hs->in_st, in, fd)) {
+	enum proto_res started = ops->start(hs->in_st, in, fd);
+
+	if (ops->hold)
+		c->held = ops->hold(hs->in_st);
+	switch (started) {
 	case PROTO_REQUEST:
 		if (in->type != INBOUND_FORWARD) /* a forward's target is in the config */
 			alog_target(c, hs->in->target(hs->in_st));
@@ -747,6 +751,8 @@ static void release(struct loop *l, struct loop_obj *o)
 	conn_fwd_free(c);
 	if (c->user_open)
 		user_acct_close(c->user, c->dir[0].bytes, c->dir[1].bytes);
+	if (c->held)
+		inbound_ops(conn_inbound(c)->type)->release(conn_inbound(c), c->held);
 	if (!c->handed_over) {
 		source_limit_put(w->srv->per_source, c->src_slot);
 		w->n_conns--;

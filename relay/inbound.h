@@ -61,6 +61,14 @@ struct inbound_ops {
 	 * for a tunnel (CONNECT).
 	 */
 	const struct http_fwd_req *(*http_fwd)(const void *st);
+	/*
+	 * Optional: something start() took that must live as long as the
+	 * connection (the tun inbound's NAT entry): hold() names it (0:
+	 * nothing), asked right after start(), and release() gets it back
+	 * when the connection is released.
+	 */
+	uint32_t (*hold)(const void *st);
+	void (*release)(const struct inbound *in, uint32_t held);
 };
 
 /*
@@ -81,5 +89,6 @@ extern const struct inbound_ops inbound_http_ops;
 extern const struct inbound_ops inbound_mixed_ops;
 extern const struct inbound_ops inbound_redirect_ops;
 extern const struct inbound_ops inbound_tproxy_ops;
+extern const struct inbound_ops inbound_tun_ops;
 
 #endif

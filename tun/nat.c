@@ -191,11 +191,16 @@ static struct nat_entry *by_fake(const struct nat *n, uint8_t family, const uint
 	return e;
 }
 
-static bool in_pool(const struct nat *n, uint8_t family, const uint8_t *addr)
+/* Whether addr lies in the TUN's own prefix (the listener's, the pool, the DNS address). */
+static bool in_prefix(const struct nat *n, uint8_t family, const uint8_t *addr)
 {
 	int f = fam_index(family);
+	const uint8_t *net = n->cfg.fam[f].listen;
+	unsigned bits = n->cfg.fam[f].prefixlen, full = bits / 8;
 
-	return addr_diff(addr, n->cfg.fam[f].pool, family == 4 ? 4 : 16) < n->cfg.fam[f].n_pool;
+	if (memcmp(addr, net, full))
+		return false;
+	return bits % 8 == 0 || !((addr[full] ^ net[full]) & (0xff00 >> (bits % 8)));
 }
 
 static void list_append(struct nat *n, struct nat_list *l, struct nat_entry *e)
@@ -310,8 +315,8 @@ enum nat_verdict nat_from_app(struct nat *n, struct packet_view *v, bool partial
 		n->st.no_family++;
 		return NAT_NO_FAMILY;
 	}
-	/* The pool and the listener are ours: an app sending there would loop. */
-	if (in_pool(n, v->family, dst) || !memcmp(dst, n->cfg.fam[f].listen, alen)) {
+	/* The prefix is ours: a connection there would come back into the TUN. */
+	if (in_prefix(n, v->family, dst)) {
 		n->st.bad_dst++;
 		return NAT_BAD_DST;
 	}

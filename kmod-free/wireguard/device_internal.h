@@ -22,7 +22,7 @@
 #include "netlink.h"
 #include "offload.h"
 #include "peer.h"
-#include "route.h"
+#include "routing.h"
 #include "rx_split.h"
 #include "stats.h"
 #include "tun.h"
@@ -128,7 +128,7 @@ struct wg_device {
 	struct stats_group stats_group; /* "wireguard NAME" (device.c) */
 	char stats_name[IFNAMSIZ + 16];
 	/* routes and rules installed at start, removed at exit (tun/route.c) */
-	struct route_set routes;
+	struct routing_set routes;
 	unsigned int nworkers;
 	struct wg_worker workers[];
 };

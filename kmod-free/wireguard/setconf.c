@@ -205,7 +205,7 @@ int wg_dev_setup_routes(struct wg_device *d, const struct wgconf *conf)
 			return ret;
 		}
 	}
-	route_set_init(&d->routes, d->tun.ifindex, NETLINK_PROTO_SPLICED);
+	routing_init(&d->routes, d->tun.ifindex, NETLINK_PROTO_SPLICED);
 	if (conf->table == WGCONF_TABLE_OFF)
 		return 0;
 	table = conf->table == WGCONF_TABLE_ID ? conf->table_id : 0;
@@ -214,10 +214,10 @@ int wg_dev_setup_routes(struct wg_device *d, const struct wgconf *conf)
 			const struct netlink_prefix *p = &conf->peers[i].allowed_ips[j];
 
 			if (p->prefixlen == 0 && conf->table == WGCONF_TABLE_AUTO)
-				ret = route_default_pair(&d->routes, p->family, DEFAULT_TABLE,
+				ret = routing_default_pair(&d->routes, p->family, DEFAULT_TABLE,
 				                         d->fwmark, 0);
 			else
-				ret = route_add(&d->routes, p, table);
+				ret = routing_add(&d->routes, p, table);
 			if (ret < 0 && ret != -EEXIST) {
 				log_error("%s: adding a route failed: %s", d->name, strerror(-ret));
 				return ret;
@@ -239,5 +239,5 @@ bool wg_dev_conf_has_default_route(const struct wgconf *conf)
 /* Removes the rules and routes wg_dev_setup_routes() installed (while the interface exists). */
 void wg_dev_remove_routes(struct wg_device *d)
 {
-	route_undo(&d->routes, !d->tun.nqueues);
+	routing_undo(&d->routes, !d->tun.nqueues);
 }

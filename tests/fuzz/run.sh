@@ -67,7 +67,7 @@ wg_flags+=(-I"$top/kmod-free/wireguard" -I"$top/tun")
 # fuzz_offload compiles the TUN offloads and checksums (tun/).
 tun_src=("$top"/tun/{offload,packet}.c -I"$top/tun")
 # fuzz_config compiles the relay/ config parser and users tables, and links inih.
-config_src=("$top"/relay/{config,config_keys,config_main,config_value,users}.c -I"$top/relay" -linih)
+config_src=("$top"/relay/{config,config_keys,config_main,config_tun,config_value,users}.c -I"$top/relay" -linih)
 # fuzz_users compiles the users tables alone.
 users_src=("$top/relay/users.c" -I"$top/relay")
 cflags=(-g -O1 -fno-omit-frame-pointer -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror

@@ -56,10 +56,12 @@ static void init(struct nat *n, unsigned cap, uint64_t pool4)
 	c.fam[0].on = true;
 	memcpy(c.fam[0].listen, LISTEN4, 4);
 	memcpy(c.fam[0].pool, POOL4, 4);
+	c.fam[0].prefixlen = 15;
 	c.fam[0].n_pool = pool4;
 	c.fam[1].on = true;
 	memcpy(c.fam[1].listen, LISTEN6, 16);
 	memcpy(c.fam[1].pool, POOL6, 16);
+	c.fam[1].prefixlen = 64;
 	c.fam[1].n_pool = 1u << 20;
 	c.port = htons(LPORT);
 	T_EQ_INT(nat_init(n, &c, 1000), 0);
@@ -249,6 +251,17 @@ static void test_refusals(void)
 	len = seg(buf, 4, APP4, 1, LISTEN4, 80, PACKET_TCP_SYN);
 	packet_parse(buf, len, &v);
 	T_EQ_INT(nat_from_app(&n, &v, false, 1000), NAT_BAD_DST);
+	{
+		uint8_t edge[4] = {198, 19, 255, 255}, out[4] = {198, 20, 0, 0};
+
+		len = seg(buf, 4, APP4, 1, edge, 80, PACKET_TCP_SYN); /* the prefix's last */
+		packet_parse(buf, len, &v);
+		T_EQ_INT(nat_from_app(&n, &v, false, 1000), NAT_BAD_DST);
+		len = seg(buf, 4, APP4, 1, out, 80, PACKET_TCP_SYN); /* just past it */
+		packet_parse(buf, len, &v);
+		T_EQ_INT(nat_from_app(&n, &v, false, 1000), NAT_PASS);
+		nat_expire(&n, 100000);
+	}
 	/* a listener packet to a fake tuple no entry holds */
 	len = seg(buf, 4, LISTEN4, LPORT, POOL4, 1024, PACKET_TCP_ACK);
 	packet_parse(buf, len, &v);

@@ -1,20 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /* Routes and rules a tunnel installs, recorded so they can be undone (the TUN inbound and WireGuard share it). */
-#include "route.h"
+#include "routing.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
-void route_set_init(struct route_set *s, int ifindex, uint8_t protocol)
+void routing_init(struct routing_set *s, int ifindex, uint8_t protocol)
 {
 	memset(s, 0, sizeof(*s));
 	s->ifindex = ifindex;
 	s->protocol = protocol;
 }
 
-int route_add(struct route_set *s, const struct netlink_prefix *p, uint32_t table)
+int routing_add(struct routing_set *s, const struct netlink_prefix *p, uint32_t table)
 {
 	struct netlink_route r = {
 	        .ifindex = s->ifindex, .dst = *p, .table = table, .protocol = s->protocol};
@@ -30,11 +30,11 @@ int route_add(struct route_set *s, const struct netlink_prefix *p, uint32_t tabl
 	return ret == -EEXIST ? 0 : ret;
 }
 
-static int add_rule(struct route_set *s, const struct netlink_rule *r)
+static int add_rule(struct routing_set *s, const struct netlink_rule *r)
 {
 	int ret;
 
-	if (s->n_rules >= ROUTE_MAX_RULES)
+	if (s->n_rules >= ROUTING_MAX_RULES)
 		return -ENOSPC;
 	ret = netlink_rule_add(r);
 	if (ret == 0)
@@ -42,7 +42,7 @@ static int add_rule(struct route_set *s, const struct netlink_rule *r)
 	return ret;
 }
 
-int route_default_pair(struct route_set *s, int family, uint32_t table, uint32_t fwmark,
+int routing_default_pair(struct routing_set *s, int family, uint32_t table, uint32_t fwmark,
                        uint32_t priority)
 {
 	struct netlink_rule suppress = {.family = family,
@@ -75,11 +75,11 @@ int route_default_pair(struct route_set *s, int family, uint32_t table, uint32_t
 			ret = add_rule(s, &suppress);
 	}
 	if (ret == 0)
-		ret = route_add(s, &any, table);
+		ret = routing_add(s, &any, table);
 	return ret;
 }
 
-void route_undo(struct route_set *s, int device_gone)
+void routing_undo(struct routing_set *s, int device_gone)
 {
 	for (size_t i = s->n_rules; i-- > 0;)
 		netlink_rule_del(&s->rules[i]);

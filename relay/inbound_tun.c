@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/* The tun inbound's connections: no handshake, the target from the NAT entry of the accepted socket's peer. */
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "clock.h"
+#include "inbound.h"
+#include "nat.h"
+#include "tun_dev.h"
+
+/*
+ * The kernel's TCP stack has terminated the app's flow on the TUN's
+ * listener (tun_queue.c rewrote its SYN): the accepted socket's peer is the
+ * fake source F:f, whose NAT entry says where the app was going. The entry
+ * is held (never expires) until the connection is released, then lingers
+ * (nat.h).
+ */
+struct tun_st {
+	struct proto_target target;
+	uint32_t ref;
+};
+
+static enum proto_res tun_start(void *st, const struct inbound *in, int fd)
+{
+	struct tun_st *s = st;
+	struct tun_dev *d = tun_dev_of(in);
+	struct sockaddr_storage peer;
+	socklen_t len = sizeof(peer);
+	struct nat_flow fl;
+
+	if (!d || getpeername(fd, (struct sockaddr *)&peer, &len) < 0)
+		return PROTO_FAIL;
+	if (nat_accept(&d->nat, (struct sockaddr *)&peer, &fl, &s->ref, clock_coarse_ms()) < 0)
+		return PROTO_FAIL;
+	return proto_target_from_sa(&s->target, &fl.dst) ? PROTO_REQUEST : PROTO_FAIL;
+}
+
+static uint32_t tun_hold(const void *st)
+{
+	return ((const struct tun_st *)st)->ref;
+}
+
+static void tun_release(const struct inbound *in, uint32_t ref)
+{
+	struct tun_dev *d = tun_dev_of(in);
+
+	if (d)
+		nat_release(&d->nat, ref, clock_coarse_ms());
+}
+
+const struct inbound_ops inbound_tun_ops = {
+        .name = "tun",
+        .state_size = sizeof(struct tun_st),
+        .buf_size = 0,
+        .start = tun_start,
+        .feed = inbound_nohs_feed,
+        .pending = inbound_nohs_pending,
+        .target = inbound_nohs_target, /* target is the state's first member */
+        .reply = inbound_nohs_reply,
+        .hold = tun_hold,
+        .release = tun_release,
+};
