@@ -367,6 +367,18 @@ enum nat_verdict nat_from_app(struct nat *n, struct packet_view *v, bool partial
 			update_due(n);
 		n->st.created++;
 	}
+	if (e->state == NAT_EMBRYO && (v->l4[13] & PACKET_TCP_RST)) {
+		/*
+		 * The app gave up before the connection was accepted (a connect
+		 * cancelled mid-handshake): the listener drops its half-open
+		 * socket on this RST, so nothing will accept the entry.
+		 */
+		list_remove(n, &n->embryo, e);
+		e->state = NAT_LINGER;
+		e->due = rel(n, now_ms) + n->cfg.linger_ms;
+		list_append(n, &n->linger, e);
+		update_due(n);
+	}
 	fake_of(n, e, fake, &fport);
 	memcpy(listen, n->cfg.fam[f].listen, alen);
 	lport = n->cfg.port;

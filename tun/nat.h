@@ -36,7 +36,8 @@
  *   nat_accept()         → OPEN (held by the connection: no timeout at all,
  *                          an idle flow lives as long as its connection)
  *   nat_release()        → LINGER (linger_ms: the FIN/ACK exchange after
- *                          close, and the listener's TIME_WAIT, still pass)
+ *                          close, and the listener's TIME_WAIT, still pass);
+ *                          an embryo the app resets lingers too
  *   then                 → free
  * A SYN for a tuple whose entry lingers starts a new entry (a new fake
  * tuple); the old one only serves the listener's late packets.

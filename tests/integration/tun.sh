@@ -7,6 +7,7 @@
 need_spliced
 need curl python3 danted iperf3
 need_root || finish
+. "$T_TOP/tests/tun-lib.sh"
 
 SIZE=$((${TUN_MIB:-1024} * 1024 * 1024))
 SMALL=$((64 * 1024 * 1024))
@@ -16,23 +17,8 @@ else
 	hash_stdin() { sha256sum | cut -d' ' -f1; }
 fi
 
-# --- topology: G (guest: spliced, its TUN, the apps) -- veth -- H (host: the servers).
-# The targets live on H's loopback (203.0.113.1, 2001:db8::1): G reaches them only through
-# its default route, which auto-route points into the TUN; spliced's own (marked) sockets
-# take the main table's default route over the veth.
-netns_new G && netns_new H || { fail setup "namespaces"; finish; }
-netns_veth "$G" 10.99.0.2/24 "$H" 10.99.0.1/24 || { fail setup "veth"; finish; }
-VG=$(ip -n "$G" -o link show type veth | awk -F': ' '{print $2}' | cut -d@ -f1)
-VH=$(ip -n "$H" -o link show type veth | awk -F': ' '{print $2}' | cut -d@ -f1)
-ip -n "$G" addr add fd99::2/64 dev "$VG" nodad
-ip -n "$H" addr add fd99::1/64 dev "$VH" nodad
-ip -n "$G" route add default via 10.99.0.1
-ip -n "$G" -6 route add default via fd99::1
-ip -n "$H" addr add 203.0.113.1/32 dev lo
-ip -n "$H" addr add 2001:db8::1/128 dev lo
-ip -n "$H" route add 198.18.0.0/15 via 10.99.0.2 2>/dev/null || true
-T4=203.0.113.1
-T6=2001:db8::1
+# --- the topology (tests/tun-lib.sh): G (spliced, its TUN, the apps) -- veth -- H (servers).
+tun_topology || { fail setup "namespaces"; finish; }
 
 # --- H: an HTTP server, dante, a spliced SOCKS5 server.
 www=$T_TMP/www
@@ -98,7 +84,8 @@ default = direct
 " || { fail setup "spliced with a tun inbound"; finish; }
 TUN_PID=$SPLICED_PID
 TUN_LOG=$SPLICED_LOG
-for i in $(seq 50); do ip -n "$G" link show tun0 >/dev/null 2>&1 && break; sleep 0.1; done
+wait_tun "$G" tun0 || fail setup "no tun0"
+
 
 # The path: G's route to the targets is the TUN; spliced's marked sockets use the veth.
 r=$(ip -n "$G" route get $T4 2>&1)

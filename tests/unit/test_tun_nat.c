@@ -225,6 +225,17 @@ static void test_embryo_expires(void)
 	T_EQ_INT(nat_count(&n), 0);
 	T_EQ_INT(nat_accept(&n, (struct sockaddr *)&peer, &fl, &ref, 2600), -ENOENT);
 	T_EQ_INT(n.st.expired_embryo, 1);
+	/* an embryo the app resets lingers (1 s here) instead of waiting out embryo_ms */
+	len = seg(buf, 4, APP4, 2, REMOTE4, 80, PACKET_TCP_SYN);
+	packet_parse(buf, len, &v);
+	T_EQ_INT(nat_from_app(&n, &v, false, 3000), NAT_PASS);
+	len = seg(buf, 4, APP4, 2, REMOTE4, 80, PACKET_TCP_RST);
+	packet_parse(buf, len, &v);
+	T_EQ_INT(nat_from_app(&n, &v, false, 3000), NAT_PASS);
+	nat_expire(&n, 3999);
+	T_EQ_INT(nat_count(&n), 1);
+	nat_expire(&n, 4000);
+	T_EQ_INT(nat_count(&n), 0);
 	nat_destroy(&n);
 }
 
