@@ -43,7 +43,7 @@ static int add_rule(struct routing_set *s, const struct netlink_rule *r)
 }
 
 int routing_default_pair(struct routing_set *s, int family, uint32_t table, uint32_t fwmark,
-                       uint32_t priority)
+                         uint32_t priority)
 {
 	struct netlink_rule suppress = {.family = family,
 	                                .table = 254, /* main */
