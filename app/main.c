@@ -57,9 +57,9 @@ static const char usage_text[] =
         "  SIGHUP             re-read every inbound's users file; open connections are\n"
         "                     untouched; on error the previous users stay in force.\n"
         "                     Reopens the access-log file by its name.\n"
-        "  SIGUSR1            print the counters of every user who logged in and of\n"
-        "                     every [wireguard] interface, and reopen the access-log\n"
-        "                     file (for log rotation).\n"
+        "  SIGUSR1            print the counters of every user who logged in, of\n"
+        "                     every tun inbound and of every [wireguard] interface,\n"
+        "                     and reopen the access-log file (for log rotation).\n"
         "\n"
         "Exit status: 0 after a clean stop, 1 on a runtime error (cannot listen,\n"
         "io_uring unavailable), 2 on a usage or configuration error.\n"
@@ -360,6 +360,7 @@ static int serve(struct running *r, sigset_t *sigs)
 		}
 		if (sig == SIGUSR1) {
 			user_accts_log(srv->accts, LOG_INFO);
+			tun_devs_log_stats();
 			if (srv->cfg->n_wireguards)
 				wg_hosted_dump_stats(r->wg);
 			else

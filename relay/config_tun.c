@@ -308,6 +308,7 @@ void config_tun_finish(struct parser *p)
 
 		if (in->type != INBOUND_TUN)
 			continue;
+		snprintf(p->label, sizeof(p->label), "[inbound %s]", in->name); /* for config_err */
 		for (size_t j = 0; j < i; j++) {
 			const struct inbound *o = &c->inbounds[j];
 
@@ -333,6 +334,7 @@ void config_tun_finish(struct parser *p)
 			           "auto-route on two tun inbounds needs one fwmark for both");
 		c->auto_mark = in->tun.fwmark;
 	}
+	p->label[0] = '\0';
 	/*
 	 * Every connecting outbound without a mark of its own takes it: its TCP
 	 * and UDP sockets then skip the TUN's table. One with another mark

@@ -23,6 +23,8 @@
 	X(writes, "packets written to the TUN")                                        \
 	X(write_bytes, "bytes written to the TUN")                                     \
 	X(gso_reads, "reads that were TSO super-packets")                              \
+	X(data_reads, "reads of TCP segments with payload (bulk)")                     \
+	X(data_read_bytes, "bytes of those reads")                                     \
 	X(tcp_app, "TCP packets from apps rewritten to the listener")                  \
 	X(tcp_listener, "TCP packets from the listener rewritten back to apps")        \
 	X(rst_full, "SYNs answered with a RST: max-flows reached")                     \

@@ -242,6 +242,10 @@ static void packet(struct tun_queue *q, size_t n)
 		q->st->gso_reads++;
 	switch (v.proto) {
 	case IPPROTO_TCP:
+		if (v.l4len > v.thl) {
+			q->st->data_reads++;
+			q->st->data_read_bytes += v.len;
+		}
 		tcp(q, &v, &h, q->buf);
 		break;
 	case IPPROTO_ICMP:
