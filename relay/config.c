@@ -630,6 +630,7 @@ void config_free(struct config *c)
 		free(in->target_host);
 		free(in->allow);
 		free(in->tun.routes);
+		free(in->tun.netns);
 	}
 	for (size_t i = 0; i < c->n_wireguards; i++)
 		free(c->wireguards[i].conf);

@@ -63,6 +63,7 @@ struct inbound_tun {
 	unsigned max_flows; /* TCP flows at once (NAT entries) */
 	unsigned linger_ms; /* a NAT entry's life after its connection closed */
 	unsigned txqlen;    /* the device's transmit queue (packets) */
+	char *netns;        /* netns: the namespace the device goes to (a path), or NULL */
 };
 
 struct inbound {

@@ -293,6 +293,7 @@ const struct key config_inbound_keys[] = {
         {"max-flows", config_tun_set_max_flows, false, TUN_ONLY},
         {"flow-linger", config_tun_set_linger, false, TUN_ONLY},
         {"tx-queue-len", config_tun_set_txqlen, false, TUN_ONLY},
+        {"netns", config_tun_set_netns, false, TUN_ONLY},
         {NULL, NULL, false, 0},
 };
 

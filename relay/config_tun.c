@@ -265,6 +265,35 @@ void config_tun_set_txqlen(struct parser *p, const char *v)
 	config_get_uint(p, v, 16, 1u << 20, &cur_in(p)->tun.txqlen);
 }
 
+/*
+ * netns = NAME (as `ip netns` names them: /run/netns/NAME) or an absolute
+ * path (/proc/PID/ns/net). Whether it exists is checked at start.
+ */
+void config_tun_set_netns(struct parser *p, const char *v)
+{
+	char q[QUOTE_BYTES];
+	struct inbound_tun *t = &cur_in(p)->tun;
+	size_t n = strlen(v);
+
+	if (v[0] != '/' && (!config_valid_name(v) || !strcmp(v, ".") || !strcmp(v, ".."))) {
+		kerr(p,
+		     "\"%s\" is neither a namespace name (as ip netns names them) nor an "
+		     "absolute path",
+		     config_quote(q, v));
+		return;
+	}
+	if (n > CONFIG_PATH_MAX - 16) {
+		kerr(p, "path longer than %d bytes", CONFIG_PATH_MAX - 16);
+		return;
+	}
+	t->netns = malloc(n + 16);
+	if (!t->netns) {
+		kerr(p, "out of memory");
+		return;
+	}
+	snprintf(t->netns, n + 16, "%s%s", v[0] == '/' ? "" : "/run/netns/", v);
+}
+
 static bool v4_default(struct cidr *c)
 {
 	memset(c, 0, sizeof(*c));
@@ -314,11 +343,15 @@ void config_tun_finish(struct parser *p)
 
 			if (o->type != INBOUND_TUN)
 				continue;
-			if (!strcmp(o->tun.ifname, in->tun.ifname))
+			/* names are per namespace */
+			if (!strcmp(o->tun.ifname, in->tun.ifname) &&
+			    !strcmp(o->tun.netns ? o->tun.netns : "",
+			            in->tun.netns ? in->tun.netns : ""))
 				config_err(p, in->line, "name",
 				           "\"%s\" is also [inbound %s]'s device (line %d)",
 				           in->tun.ifname, o->name, o->line);
-			if (in->tun.auto_route && o->tun.auto_route &&
+			if (in->tun.auto_route && o->tun.auto_route && !in->tun.netns &&
+			    !o->tun.netns &&
 			    (o->tun.table == in->tun.table ||
 			     (o->tun.priority <= in->tun.priority + 1 &&
 			      in->tun.priority <= o->tun.priority + 1)))
@@ -327,8 +360,8 @@ void config_tun_finish(struct parser *p)
 				           "[inbound %s]'s (line %d)",
 				           o->name, o->line);
 		}
-		if (!in->tun.auto_route)
-			continue;
+		if (!in->tun.auto_route || in->tun.netns)
+			continue; /* netns: the namespace's own default route, no rules or marks */
 		if (c->auto_mark && c->auto_mark != in->tun.fwmark)
 			config_err(p, in->line, "fwmark",
 			           "auto-route on two tun inbounds needs one fwmark for both");

@@ -3,7 +3,9 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <net/if.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +30,12 @@
  *    and net.ipv4.conf.all.src_valid_mark = 1 as wg-quick sets it, so
  *    that rp_filter looks up replies to marked sockets with the mark;
  *  - the NAT, whose fake sources are the rest of each address's prefix.
+ *
+ * With `netns`, the device moves to that namespace (its queues stay ours),
+ * is configured there, and the listeners are opened there; auto-route is
+ * then a default route in that namespace's main table: the apps there can
+ * reach nothing but the TUN, spliced's own sockets live here, and no rule
+ * or mark is needed.
  *
  * Every route and rule carries spliced's protocol tag (83). The device
  * disappears with its last queue, taking its addresses and the routes
@@ -226,14 +234,22 @@ static int setup_routes(struct tun_dev *d)
 	if (!t->auto_route)
 		return 0;
 	for (int f = 0; f < 2; f++) {
+		struct netlink_prefix any = {.family = f ? AF_INET6 : AF_INET};
+
 		if (!d->addr[f].family)
 			continue;
+		if (d->nsfd >= 0) {
+			ret = routing_add(&d->routes, &any, 0);
+			if (ret < 0)
+				return ret;
+			continue;
+		}
 		ret = routing_default_pair(&d->routes, f ? AF_INET6 : AF_INET, t->table, t->fwmark,
 		                           t->priority);
 		if (ret < 0)
 			return ret;
 	}
-	if (d->addr[0].family) {
+	if (d->addr[0].family && d->nsfd < 0) {
 		d->old_valid_mark = sysctl_get(valid_mark_path);
 		if (d->old_valid_mark == 0 && sysctl_set(valid_mark_path, 1) < 0) {
 			log_warn(
@@ -244,6 +260,40 @@ static int setup_routes(struct tun_dev *d)
 		}
 	}
 	return 0;
+}
+
+/* The calling thread into the device's namespace (in) or back into ours. 0 or -errno. */
+static int enter(const struct tun_dev *d, bool in)
+{
+	if (d->nsfd < 0)
+		return 0;
+	return setns(in ? d->nsfd : d->hostfd, CLONE_NEWNET) < 0 ? -errno : 0;
+}
+
+/* netns: the device into its namespace, and its number there. */
+static int move_device(struct tun_dev *d)
+{
+	const struct inbound *in = d->in;
+	int ret;
+
+	d->nsfd = open(in->tun.netns, O_RDONLY | O_CLOEXEC);
+	d->hostfd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (d->nsfd < 0 || d->hostfd < 0) {
+		ret = -errno;
+		log_error("inbound %s: netns %s: %s", in->name, in->tun.netns, strerror(-ret));
+		return ret;
+	}
+	ret = netlink_link_set_netns(d->tun.ifindex, d->nsfd);
+	if (ret == 0 && (ret = enter(d, true)) == 0) {
+		d->tun.ifindex = (int)if_nametoindex(d->tun.name); /* it may change */
+		if (!d->tun.ifindex)
+			ret = -errno;
+		enter(d, false);
+	}
+	if (ret < 0)
+		log_error("inbound %s: moving %s into %s: %s", in->name, d->tun.name, in->tun.netns,
+		          strerror(-ret));
+	return ret;
 }
 
 static void qstats_read(const struct stats_group *g, uint64_t *out)
@@ -278,6 +328,7 @@ static int create_one(const struct config *cfg, unsigned i, int n_workers)
 	d->in = in;
 	d->inbound = i;
 	d->old_valid_mark = -1;
+	d->nsfd = d->hostfd = -1;
 	d->n_workers = n_workers;
 	memcpy(d->addr, t->addr, sizeof(d->addr));
 	for (unsigned k = 0; k < TUN_MAX_QUEUES; k++)
@@ -289,8 +340,9 @@ static int create_one(const struct config *cfg, unsigned i, int n_workers)
 	if (nq > TUN_MAX_QUEUES)
 		nq = TUN_MAX_QUEUES;
 	/* What a killed run left: its rules (and routes in its table) outlive it. */
-	gone = netlink_flush_tagged(NETLINK_PROTO_SPLICED, t->auto_route ? t->table : 0,
-	                            t->priority, t->priority + 1);
+	gone = t->netns ? 0
+	                : netlink_flush_tagged(NETLINK_PROTO_SPLICED, t->auto_route ? t->table : 0,
+	                                       t->priority, t->priority + 1);
 	if (gone > 0)
 		log_info("inbound %s: removed %d rules and routes an earlier run left", in->name,
 		         gone);
@@ -312,12 +364,18 @@ static int create_one(const struct config *cfg, unsigned i, int n_workers)
 		         in->name);
 	for (unsigned k = 0; k < d->tun.nqueues; k++)
 		fcntl(d->tun.fds[k], F_SETFL, fcntl(d->tun.fds[k], F_GETFL) | O_NONBLOCK);
+	if (t->netns && (ret = move_device(d)) < 0)
+		return ret;
+	if ((ret = enter(d, true)) < 0)
+		return ret;
 	ret = setup_link(d);
 	if (ret < 0) {
+		enter(d, false);
 		log_error("inbound %s: configuring %s: %s", in->name, t->ifname, strerror(-ret));
 		return ret;
 	}
 	ret = setup_routes(d);
+	enter(d, false);
 	if (ret < 0) {
 		log_error("inbound %s: routes and rules of %s: %s", in->name, t->ifname,
 		          strerror(-ret));
@@ -335,9 +393,10 @@ static int create_one(const struct config *cfg, unsigned i, int n_workers)
 	        .ctx = d,
 	};
 	stats_register(&d->stats);
-	log_info("inbound %s: TUN %s up, mtu %u, %u queue%s, offloads %s%s", in->name, d->tun.name,
-	         t->mtu, d->tun.nqueues, d->tun.nqueues == 1 ? "" : "s",
-	         d->tun.vnet_hdr ? "on" : "off", t->auto_route ? ", auto-route" : "");
+	log_info("inbound %s: TUN %s up%s%s, mtu %u, %u queue%s, offloads %s%s", in->name,
+	         d->tun.name, t->netns ? " in " : "", t->netns ? t->netns : "", t->mtu,
+	         d->tun.nqueues, d->tun.nqueues == 1 ? "" : "s", d->tun.vnet_hdr ? "on" : "off",
+	         t->auto_route ? ", auto-route" : "");
 	return 0;
 }
 
@@ -371,14 +430,22 @@ void tun_devs_destroy(void)
 			continue;
 		if (d->stats.name)
 			stats_unregister(&d->stats);
-		/* Rules first: they would send the host's traffic to a device about to go. */
+		/*
+		 * Rules first: they would send the host's traffic to a device about
+		 * to go. In another namespace there are none, and the device's
+		 * routes go with it.
+		 */
 		if (d->routes_ready)
-			routing_undo(&d->routes, 0);
+			routing_undo(&d->routes, d->nsfd >= 0);
 		if (d->old_valid_mark == 0)
 			sysctl_set(valid_mark_path, 0);
 		tun_close(&d->tun); /* the queues main still holds (a worker's are its own) */
 		if (d->nat_ready)
 			nat_destroy(&d->nat);
+		if (d->nsfd >= 0)
+			close(d->nsfd);
+		if (d->hostfd >= 0)
+			close(d->hostfd);
 		free(d->qstats);
 		free(d);
 		devs[i] = NULL;
@@ -393,6 +460,9 @@ int tun_dev_listen_socket(struct tun_dev *d)
 	socklen_t len;
 
 	memset(&ss, 0, sizeof(ss));
+	/* netns: the listener lives where the device is (a socket keeps its namespace) */
+	if ((ret = enter(d, true)) < 0)
+		return ret;
 	fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, IPPROTO_TCP);
 	if (fd >= 0) {
 		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
@@ -407,15 +477,21 @@ int tun_dev_listen_socket(struct tun_dev *d)
 		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
 
 		fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, IPPROTO_TCP); /* no IPv6 here */
-		if (fd < 0)
-			return -errno;
+		if (fd < 0) {
+			ret = -errno;
+			enter(d, false);
+			return ret;
+		}
 		s4->sin_family = AF_INET;
 		s4->sin_port = d->port;
 		len = sizeof(*s4);
 		d->listen_family = AF_INET;
 	} else {
-		return -errno;
+		ret = -errno;
+		enter(d, false);
+		return ret;
 	}
+	enter(d, false);
 	/*
 	 * Bound to the device: only SYNs that came through the TUN (rewritten
 	 * by the NAT) reach it; a local process cannot connect to it, nor bind

@@ -58,6 +58,7 @@ struct tun_dev {
 	int listen_family;  /* AF_INET6 (dual-stack) or AF_INET (no IPv6 in this kernel) */
 	uint16_t port;      /* the listener's port, network order; 0 until the first binds */
 	int old_valid_mark; /* net.ipv4.conf.all.src_valid_mark before auto-route (-1: untouched) */
+	int nsfd, hostfd;   /* netns: the device's namespace and ours (-1: no netns) */
 	/* the TUN's own addresses (family 0: none) */
 	struct cidr addr[2];
 	struct tun_qstats *qstats; /* one per worker */

@@ -73,7 +73,7 @@ struct nat_cfg {
 		uint8_t listen[16];
 		uint8_t prefixlen; /* the TUN's prefix: no flow may go to an address in it */
 		uint8_t pool[16];  /* first fake address */
-		uint64_t n_pool;  /* addresses in the pool */
+		uint64_t n_pool;   /* addresses in the pool */
 	} fam[2];
 	uint16_t port; /* the listener's port, network order (nat_set_port() if not known yet) */
 };

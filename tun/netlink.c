@@ -113,6 +113,18 @@ int netlink_link_set_txqlen(int ifindex, unsigned int qlen)
 	return transact(nlh);
 }
 
+int netlink_link_set_netns(int ifindex, int nsfd)
+{
+	char buf[NL_BUF];
+	struct nlmsghdr *nlh = start(buf, RTM_NEWLINK, 0);
+	struct ifinfomsg *ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
+
+	ifi->ifi_family = AF_UNSPEC;
+	ifi->ifi_index = ifindex;
+	mnl_attr_put_u32(nlh, IFLA_NET_NS_FD, (uint32_t)nsfd);
+	return transact(nlh);
+}
+
 int netlink_link_set_up(int ifindex, bool up)
 {
 	return link_change(ifindex, 0, up);

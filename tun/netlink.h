@@ -48,6 +48,8 @@ int netlink_link_set_mtu(int ifindex, unsigned int mtu);
 /* The device's transmit queue length (a TUN drops what does not fit its ring: 500 by default). */
 int netlink_link_set_txqlen(int ifindex, unsigned int qlen);
 int netlink_link_set_up(int ifindex, bool up);
+/* Moves the link into the network namespace nsfd refers to (its descriptors stay valid). */
+int netlink_link_set_netns(int ifindex, int nsfd);
 int netlink_link_del(int ifindex);
 int netlink_addr_add(int ifindex, const struct netlink_prefix *p);
 /* table 0 means the main table. Adding an existing route replaces it. */

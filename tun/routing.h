@@ -33,7 +33,7 @@ int routing_add(struct routing_set *s, const struct netlink_prefix *p, uint32_t 
  * route itself in T.
  */
 int routing_default_pair(struct routing_set *s, int family, uint32_t table, uint32_t fwmark,
-                       uint32_t priority);
+                         uint32_t priority);
 /* Removes every rule, and every route while the device exists (device_gone: skip them). */
 void routing_undo(struct routing_set *s, int device_gone);
 

@@ -158,4 +158,35 @@ expect_eq sigkill/one-set-of-rules "$(tagged_left "$G" | grep -c 'fwmark')" 2
 stop_spliced "$PID"
 expect_eq sigkill/nothing-left-after-stop "$(tagged_left "$G")" ""
 expect_clean_log clean-log "$LOG"
+
+# --- netns mode: spliced runs in H, its TUN in a namespace N that has nothing else (no
+# veth, no rules, no marks): N's apps reach H's targets only through it.
+netns_new N || { fail setup "namespace N"; finish; }
+SPLICED_NETNS=$H start_spliced "[main]
+workers = 2
+[inbound t]
+type = tun
+netns = $N
+auto-route = on
+" || { fail setup "spliced with netns"; finish; }
+PID=$SPLICED_PID LOG=$SPLICED_LOG
+wait_tun "$N" tun0 || fail netns/device-in-namespace "$(ip -n "$N" link)"
+r=$(ip -n "$N" route get $T4 2>&1)
+if grep -q "dev tun0" <<<"$r"; then pass netns/default-route; else fail netns/default-route "$r"; fi
+for t in $T4 $T6; do
+	head -c $((4 * 1024 * 1024)) /dev/urandom >"$T_TMP/d4"
+	rm -f "$T_TMP/pf"
+	ip netns exec "$H" "$T_BUILD/tests/tools/xfer" listen "$t" $((EP + 200)) --once --port-file "$T_TMP/pf" \
+		<"$T_TMP/d4" >/dev/null 2>"$T_TMP/srv.err" &
+	on_cleanup_pid $!
+	wait_file "$T_TMP/pf" 10
+	got=$(timeout 30 ip netns exec "$N" "$T_BUILD/tests/tools/xfer" connect --no-half-close "$t" $((EP + 200)) </dev/null 2>/dev/null | sha256sum | cut -d' ' -f1)
+	expect_eq "netns/download-$t" "$got" "$(sha "$T_TMP/d4")" "sha256"
+done
+out=$(ip netns exec "$N" ping -c 2 -i 0.2 -W 2 $T4 2>&1)
+if grep -q " 0% packet loss" <<<"$out"; then pass netns/icmp-echo; else fail netns/icmp-echo "$(tail -n 2 <<<"$out")"; fi
+stop_spliced "$PID"
+expect_eq netns/exit-status $? 0
+if ip -n "$N" link show tun0 >/dev/null 2>&1; then fail netns/device-gone; else pass netns/device-gone; fi
+expect_eq netns/nothing-tagged-left "$(tagged_left "$N")$(tagged_left "$H")" ""
 finish
