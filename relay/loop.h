@@ -24,7 +24,7 @@ enum loop_kind {
 	LOOP_KIND_LISTENER, /* an inbound's listening socket */
 	LOOP_KIND_CONN,     /* a relayed TCP connection */
 	LOOP_KIND_RESOLVER, /* a socket the resolver (c-ares) opened */
-	LOOP_KIND_UDP,      /* a UDP association (SOCKS5 UDP ASSOCIATE) */
+	LOOP_KIND_UDP,      /* a UDP session, whatever its front end (udp_session.c) */
 	LOOP_KIND_UDP_UP,   /* an association's leg to a socks5 upstream */
 	LOOP_KIND_UDP_TP,   /* a tproxy inbound's UDP socket (udp_tproxy.c) */
 	LOOP_KIND_TUN,      /* a tun inbound's queue in this worker (tun_queue.c) */
@@ -211,8 +211,9 @@ static inline void loop_timer_init(struct loop_timer *t)
 /* (Re)arm t on q: due dur_ms from now, at the tail. */
 void loop_timer_arm(struct loop *l, struct loop_tq *q, struct loop_timer *t);
 /*
- * Re-arm only when that moves the deadline by a second or more: activity
- * on a busy connection costs a list move at most once a second.
+ * Re-arm only when that moves the deadline by a second (or an eighth of a
+ * shorter duration) or more: activity on a busy connection costs a list move
+ * at most once a second, and the deadline is never early by more than that.
  */
 void loop_timer_touch(struct loop *l, struct loop_tq *q, struct loop_timer *t);
 static inline void loop_timer_stop(struct loop_timer *t)
