@@ -64,6 +64,8 @@ struct inbound_tun {
 	unsigned linger_ms; /* a NAT entry's life after its connection closed */
 	unsigned txqlen;    /* the device's transmit queue (packets) */
 	char *netns;        /* netns: the namespace the device goes to (a path), or NULL */
+	struct sockaddr_storage dns_server; /* dns-server: queries to the DNS address go here */
+	bool dns_hijack;                    /* dns-hijack: every UDP :53 goes to dns_server */
 };
 
 struct inbound {

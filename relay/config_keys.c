@@ -254,7 +254,7 @@ static void set_in_user_timeout(struct parser *p, const char *v)
 enum {
 	AUTH_INBOUNDS = 1u << INBOUND_SOCKS5 | 1u << INBOUND_HTTP | 1u << INBOUND_MIXED,
 	SOCKS5_ONLY = 1u << INBOUND_SOCKS5 | 1u << INBOUND_MIXED, /* the keys of its SOCKS5 side */
-	UDP_INBOUNDS = SOCKS5_ONLY | 1u << INBOUND_TPROXY,
+	UDP_INBOUNDS = SOCKS5_ONLY | 1u << INBOUND_TPROXY | 1u << INBOUND_TUN,
 	FORWARD_ONLY = 1u << INBOUND_FORWARD,
 	DIRECT_ONLY = 1u << OUTBOUND_DIRECT,
 	PROXY_OUTBOUNDS = 1u << OUTBOUND_SOCKS5 | 1u << OUTBOUND_HTTP,
@@ -294,6 +294,8 @@ const struct key config_inbound_keys[] = {
         {"flow-linger", config_tun_set_linger, false, TUN_ONLY},
         {"tx-queue-len", config_tun_set_txqlen, false, TUN_ONLY},
         {"netns", config_tun_set_netns, false, TUN_ONLY},
+        {"dns-server", config_tun_set_dns_server, false, TUN_ONLY},
+        {"dns-hijack", config_tun_set_dns_hijack, false, TUN_ONLY},
         {NULL, NULL, false, 0},
 };
 

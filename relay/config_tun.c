@@ -44,6 +44,7 @@ void config_tun_defaults(struct inbound *in)
 	t->max_flows = TUN_DEF_MAX_FLOWS;
 	t->linger_ms = TUN_DEF_LINGER_MS;
 	t->txqlen = TUN_DEF_TXQLEN;
+	in->udp = true; /* a tun2socks without UDP breaks DNS and QUIC; socks5's default is off */
 }
 
 void config_tun_set_name(struct parser *p, const char *v)
@@ -294,6 +295,28 @@ void config_tun_set_netns(struct parser *p, const char *v)
 	snprintf(t->netns, n + 16, "%s%s", v[0] == '/' ? "" : "/run/netns/", v);
 }
 
+/* dns-server = ADDRESS[:PORT]: an IP literal (no lookup before the resolver exists), port 53. */
+void config_tun_set_dns_server(struct parser *p, const char *v)
+{
+	struct sockaddr_storage *ss = &cur_in(p)->tun.dns_server;
+	char q[QUOTE_BYTES];
+	socklen_t len;
+
+	if (config_parse_ip(v, ss) == 0) {
+		((struct sockaddr_in *)ss)->sin_port = htons(53); /* same offset in sockaddr_in6 */
+		return;
+	}
+	if (config_parse_sockaddr(v, ss, &len) < 0) {
+		ss->ss_family = AF_UNSPEC;
+		kerr(p, "\"%s\" is not an IP address, or address:port", config_quote(q, v));
+	}
+}
+
+void config_tun_set_dns_hijack(struct parser *p, const char *v)
+{
+	on_off(p, v, "on", "off", &cur_in(p)->tun.dns_hijack);
+}
+
 static bool v4_default(struct cidr *c)
 {
 	memset(c, 0, sizeof(*c));
@@ -326,6 +349,8 @@ void config_tun_close(struct parser *p)
 	}
 	if (t->auto_route && t->table == 0)
 		config_err(p, p->sec_line, "table", "auto-route needs a table");
+	if (t->dns_hijack && t->dns_server.ss_family == AF_UNSPEC)
+		config_err(p, p->sec_line, "dns-hijack", "needs dns-server: where the queries go");
 }
 
 void config_tun_finish(struct parser *p)

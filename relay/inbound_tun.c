@@ -14,7 +14,8 @@
  * listener (tun_queue.c rewrote its SYN): the accepted socket's peer is the
  * fake source F:f, whose NAT entry says where the app was going. The entry
  * is held (never expires) until the connection is released, then lingers
- * (nat.h).
+ * (nat.h). A connection over a socketpair is the TUN's own DNS query over
+ * TCP (tun_dns.c): its target is dns-server.
  */
 struct tun_st {
 	struct proto_target target;
@@ -31,6 +32,12 @@ static enum proto_res tun_start(void *st, const struct inbound *in, int fd)
 
 	if (!d || getpeername(fd, (struct sockaddr *)&peer, &len) < 0)
 		return PROTO_FAIL;
+	/* A socketpair the TUN's DNS made (tun_dns.c): a query over TCP to dns-server. */
+	if (peer.ss_family == AF_UNIX)
+		return in->tun.dns_server.ss_family != AF_UNSPEC &&
+		                       proto_target_from_sa(&s->target, &in->tun.dns_server)
+		               ? PROTO_REQUEST
+		               : PROTO_FAIL;
 	if (nat_accept(&d->nat, (struct sockaddr *)&peer, &fl, &s->ref, clock_coarse_ms()) < 0)
 		return PROTO_FAIL;
 	return proto_target_from_sa(&s->target, &fl.dst) ? PROTO_REQUEST : PROTO_FAIL;

@@ -38,6 +38,8 @@
 	X(drop_fragment, "packets dropped: fragments")                                 \
 	X(drop_vnet, "packets dropped: virtio-net header disagrees with the packet")   \
 	X(drop_udp, "UDP packets dropped")                                             \
+	X(dns_tcp, "DNS queries sent over TCP (the outbound carries no UDP)")          \
+	X(dns_tcp_failed, "DNS queries over TCP that got no answer")                   \
 	X(icmp_echo, "ICMP echo requests answered")                                    \
 	X(drop_icmp, "ICMP packets dropped (all but echo requests)")                   \
 	X(drop_proto, "packets dropped: another transport protocol")                   \

@@ -12,6 +12,7 @@
 #include "nat.h"
 #include "packet.h"
 #include "tun_dev.h"
+#include "tun_internal.h"
 #include "tun_queue.h"
 #include "worker.h"
 
@@ -31,27 +32,6 @@
  * syscalls per 64 KiB whatever the MTU (counters reads/read_bytes).
  */
 
-enum {
-	QUEUE_BUF = PACKET_VNET_HDR + 65536 + 64, /* a 64 KiB super-packet and its header */
-	READ_BUDGET = 64,                         /* reads per completion before the poll again */
-	OUT_BUF = PACKET_VNET_HDR + PACKET_IPV6_HDR + PACKET_TCP_MIN_HDR, /* a RST */
-};
-
-enum tun_queue_op { OP_POLL = 1 };
-
-struct tun_queue {
-	struct loop_obj obj; /* first: the loop hands it back */
-	struct worker *w;
-	struct tun_dev *dev;
-	struct tun_qstats *st;
-	unsigned inbound;
-	int fd;
-	bool vnet;
-	bool stopped;
-	uint8_t *buf;
-	uint8_t out[OUT_BUF];
-};
-
 int tun_queue_fd(const struct tun_queue *q)
 {
 	return q->fd;
@@ -70,7 +50,10 @@ int tun_queue_open(struct worker *w, unsigned i, struct tun_queue **out)
 	if (!q)
 		return -ENOMEM;
 	q->buf = malloc(QUEUE_BUF);
-	ret = q->buf ? loop_add(&w->loop, &q->obj, LOOP_KIND_TUN) : -ENOMEM;
+	list_init(&q->dnsq);
+	ret = q->buf ? tun_udp_init(q) : -ENOMEM;
+	if (ret == 0 && (ret = loop_add(&w->loop, &q->obj, LOOP_KIND_TUN)) < 0)
+		tun_udp_stop(q);
 	if (ret < 0) {
 		free(q->buf);
 		free(q);
@@ -90,7 +73,7 @@ int tun_queue_open(struct worker *w, unsigned i, struct tun_queue **out)
 
 static void arm(struct tun_queue *q)
 {
-	struct io_uring_sqe *sqe = loop_prep(&q->w->loop, &q->obj, OP_POLL);
+	struct io_uring_sqe *sqe = loop_prep(&q->w->loop, &q->obj, TUN_OP_POLL);
 
 	io_uring_prep_poll_add(sqe, q->fd, POLLIN);
 }
@@ -98,6 +81,19 @@ static void arm(struct tun_queue *q)
 void tun_queue_arm(struct tun_queue *q)
 {
 	arm(q);
+}
+
+void tun_queue_put_iov(struct tun_queue *q, struct iovec *iov, int n)
+{
+	ssize_t r = writev(q->fd, iov, n);
+
+	if (r < 0) {
+		q->st->write_errors++;
+		log_debug_rl("tun: write: %s", strerror(errno));
+		return;
+	}
+	q->st->writes++;
+	q->st->write_bytes += (size_t)r - (q->vnet ? PACKET_VNET_HDR : 0);
 }
 
 static void put(struct tun_queue *q, const uint8_t *buf, size_t len)
@@ -256,7 +252,10 @@ static void packet(struct tun_queue *q, size_t n)
 			icmp(q, &v, &h, q->buf);
 		break;
 	case IPPROTO_UDP:
-		q->st->drop_udp++;
+		if (h.gso_type != VIRTIO_NET_HDR_GSO_NONE)
+			q->st->drop_vnet++; /* USO is not asked for */
+		else
+			tun_udp_packet(q, &v);
 		break;
 	default:
 		q->st->drop_proto++;
@@ -308,7 +307,8 @@ void tun_queue_stop(struct tun_queue *q)
 	if (q->stopped)
 		return;
 	q->stopped = true;
-	loop_cancel(l, loop_tag_of(l, &q->obj, OP_POLL));
+	tun_udp_stop(q);
+	loop_cancel(l, loop_tag_of(l, &q->obj, TUN_OP_POLL));
 	loop_close(l, &q->obj);
 }
 

@@ -16,6 +16,7 @@
 #include "log.h"
 #include "resolve.h"
 #include "thread.h"
+#include "tun_internal.h"
 #include "tun_queue.h"
 #include "udp.h"
 #include "udp_tproxy.h"
@@ -163,6 +164,7 @@ int worker_init(struct worker *w, int id, struct server *srv)
 	loop_register(&w->loop, LOOP_KIND_UDP_UP, &udp_up_module, w);
 	loop_register(&w->loop, LOOP_KIND_UDP_TP, &udp_tp_module, w);
 	loop_register(&w->loop, LOOP_KIND_TUN, &tun_queue_module, w);
+	loop_register(&w->loop, LOOP_KIND_TUN_DNS, &tun_dns_module, w);
 	loop_tq_init(&w->loop, &w->hs_tq, cfg->handshake_timeout_ms, conn_hs_timeout);
 	loop_tq_init(&w->loop, &w->resolve_tq, cfg->resolve_timeout_ms, conn_resolve_timeout);
 	loop_tq_init(&w->loop, &w->stagger_tq, CONN_STAGGER_MS, conn_stagger_timeout);

@@ -424,6 +424,34 @@ size_t packet_build_udp(uint8_t *out, int family, const uint8_t *src, uint16_t s
 	return hl + ulen;
 }
 
+size_t packet_udp_header(uint8_t *out, int family, const uint8_t *src, uint16_t sport,
+                         const uint8_t *dst, uint16_t dport, const uint8_t *d, size_t n,
+                         bool partial)
+{
+	size_t ulen = PACKET_UDP_HDR + n;
+	size_t hl = ip_header(out, family, src, dst, IPPROTO_UDP, ulen);
+	uint8_t *u = out + hl;
+	uint32_t sum = packet_pseudo_sum(out, family == 6, IPPROTO_UDP, ulen);
+	uint16_t c;
+
+	memcpy(u, &sport, 2);
+	memcpy(u + 2, &dport, 2);
+	u[4] = (uint8_t)(ulen >> 8);
+	u[5] = (uint8_t)ulen;
+	u[6] = u[7] = 0;
+	if (partial) {
+		c = packet_csum_fold(sum);
+	} else {
+		sum = packet_csum_add(sum, u, PACKET_UDP_HDR);
+		/* the header is 8 bytes: the payload's words keep their alignment */
+		c = (uint16_t)~packet_csum_fold(packet_csum_add(sum, d, n));
+		if (c == 0)
+			c = 0xffff;
+	}
+	memcpy(u + 6, &c, 2);
+	return hl + PACKET_UDP_HDR;
+}
+
 bool packet_echo_reply(struct packet_view *v)
 {
 	uint8_t tmp[16], *csum = v->l4 + PACKET_ICMP_CSUM_OFF;

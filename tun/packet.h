@@ -166,6 +166,16 @@ size_t packet_build_rst(uint8_t *out, const struct packet_view *v);
  */
 size_t packet_build_udp(uint8_t *out, int family, const uint8_t *src, uint16_t sport,
                         const uint8_t *dst, uint16_t dport, size_t payload_len);
+/*
+ * The IP and UDP headers (written at out, returned: their length) for
+ * payload d[0..n) from src:sport to dst:dport. partial: the UDP checksum
+ * field holds the pseudo-header sum only, for a virtio-net header with
+ * NEEDS_CSUM (csum_start = the length returned minus 8, csum_offset 6),
+ * so the payload is never read; else the full checksum over d.
+ */
+size_t packet_udp_header(uint8_t *out, int family, const uint8_t *src, uint16_t sport,
+                         const uint8_t *dst, uint16_t dport, const uint8_t *d, size_t n,
+                         bool partial);
 static inline size_t packet_ip_hdr_len(int family)
 {
 	return family == 4 ? PACKET_IPV4_MIN_HDR : PACKET_IPV6_HDR;

@@ -8,6 +8,10 @@
       headers, a version of 5, impossible lengths, IPv4 options, IPv4 and IPv6 fragments, an
       IPv6 routing header, a TCP header with a data offset of 3, and an ACK for a flow nobody
       opened. Prints "sent KIND=COUNT ..." (what each counter must have grown by at least).
+  tunpkt.py dns SERVER NAME N WANT4 [INFLIGHT]
+      N DNS queries (A) for NAME to SERVER:53 (IPv4 or IPv6 literal) over UDP, INFLIGHT
+      (default 16) at a time, each retried once after 2 s; prints "answered K of N" where an
+      answer counts only if it holds WANT4, and exits 0 when K == N.
   tunpkt.py synflood DST PORTS N
       N TCP SYNs to DST (IPv4) at random ports of PORTS ("lo-hi") from random source ports,
       through a raw socket: routed like any app's packet (into the TUN).
@@ -74,6 +78,45 @@ def garbage(dev, s4, d4, s6, d6, n):
     print("sent " + " ".join("%s=%d" % kv for kv in sorted(sent.items())))
 
 
+def dns_query(qid, name):
+    q = struct.pack("!HHHHHH", qid, 0x0100, 1, 0, 0, 0)
+    for label in name.split("."):
+        q += bytes([len(label)]) + label.encode()
+    return q + b"\0" + struct.pack("!HH", 1, 1)
+
+
+def dns(server, name, n, want4, inflight=16):
+    import select
+    import time
+    fam = socket.AF_INET6 if ":" in server else socket.AF_INET
+    want = socket.inet_aton(want4)
+    s = socket.socket(fam, socket.SOCK_DGRAM)
+    pending, done, nxt = {}, set(), 0
+    deadline = time.time() + 30 + n / 100
+    while len(done) < n and time.time() < deadline:
+        while nxt < n and len(pending) < inflight:
+            pending[nxt] = (time.time(), 0)
+            s.sendto(dns_query(nxt, name), (server, 53))
+            nxt += 1
+        r, _, _ = select.select([s], [], [], 0.2)
+        if r:
+            d, _ = s.recvfrom(65535)
+            qid = struct.unpack("!H", d[:2])[0]
+            if qid in pending and want in d:
+                del pending[qid]
+                done.add(qid)
+        now = time.time()
+        for qid, (t0, tries) in list(pending.items()):
+            if now - t0 > 2:
+                if tries >= 2:
+                    del pending[qid]
+                else:
+                    pending[qid] = (now, tries + 1)
+                    s.sendto(dns_query(qid, name), (server, 53))
+    print("answered %d of %d" % (len(done), n))
+    return 0 if len(done) == n else 1
+
+
 def synflood(dst, ports, n):
     lo, hi = (int(x) for x in ports.split("-"))
     s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_TCP)
@@ -88,6 +131,9 @@ def synflood(dst, ports, n):
 def main():
     if len(sys.argv) >= 2 and sys.argv[1] == "garbage" and len(sys.argv) == 8:
         garbage(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6], int(sys.argv[7]))
+    elif len(sys.argv) in (6, 7) and sys.argv[1] == "dns":
+        return dns(sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5],
+                   int(sys.argv[6]) if len(sys.argv) == 7 else 16)
     elif len(sys.argv) == 5 and sys.argv[1] == "synflood":
         synflood(sys.argv[2], sys.argv[3], int(sys.argv[4]))
     else:
