@@ -10,8 +10,8 @@
       opened. Prints "sent KIND=COUNT ..." (what each counter must have grown by at least).
   tunpkt.py dns SERVER NAME N WANT4 [INFLIGHT]
       N DNS queries (A) for NAME to SERVER:53 (IPv4 or IPv6 literal) over UDP, INFLIGHT
-      (default 16) at a time, each retried once after 2 s; prints "answered K of N" where an
-      answer counts only if it holds WANT4, and exits 0 when K == N.
+      (default 16) at a time, each retried twice 2 s apart; prints "answered K of N" where an
+      answer counts only if it comes from SERVER:53 and holds WANT4, and exits 0 when K == N.
   tunpkt.py synflood DST PORTS N
       N TCP SYNs to DST (IPv4) at random ports of PORTS ("lo-hi") from random source ports,
       through a raw socket: routed like any app's packet (into the TUN).
@@ -100,9 +100,10 @@ def dns(server, name, n, want4, inflight=16):
             nxt += 1
         r, _, _ = select.select([s], [], [], 0.2)
         if r:
-            d, _ = s.recvfrom(65535)
+            d, a = s.recvfrom(65535)
             qid = struct.unpack("!H", d[:2])[0]
-            if qid in pending and want in d:
+            # only an answer from the address asked counts (what a stub resolver accepts)
+            if a[0] == server and a[1] == 53 and qid in pending and want in d:
                 del pending[qid]
                 done.add(qid)
         now = time.time()

@@ -1,0 +1,171 @@
+# SPDX-License-Identifier: MIT
+# type = tun, UDP and DNS: a namespace N whose only route is spliced's TUN (netns mode), spliced
+# and the servers in H. UDP echoed byte-exact (IPv4 and IPv6, up to 8000-byte datagrams) through
+# direct, spliced's socks5 (UDP ASSOCIATE and UDP-in-TCP) and dante-server (UDP ASSOCIATE); block
+# drops and counts; DNS to the TUN's DNS address answered through dnsmasq (1,000 queries through
+# UDP ASSOCIATE), by IPv6 too, and over TCP when the upstream refuses UDP (microsocks: REP 07);
+# dns-hijack takes a query to any resolver.
+. "$(dirname "$0")/../lib.sh"
+need_spliced
+need python3 dnsmasq microsocks danted
+need_root || finish
+. "$T_TOP/tests/tun-lib.sh"
+TUNPKT="python3 $T_TOP/tests/tools/tunpkt.py"
+
+netns_new H && netns_new N || { fail setup "namespaces"; finish; }
+ip -n "$H" addr add 203.0.113.1/32 dev lo && ip -n "$H" addr add 2001:db8::1/128 dev lo &&
+	ip -n "$H" addr add 10.99.0.1/32 dev lo || { fail setup "addresses"; finish; }
+T4=203.0.113.1 T6=2001:db8::1
+EPORT=9999
+udp_echo "$H" $T4 $EPORT && udp_echo "$H" $T6 $EPORT || { fail setup "udp echo"; finish; }
+ip netns exec "$H" dnsmasq --no-daemon --no-resolv --no-hosts --user=root --pid-file= --bind-interfaces \
+	--listen-address=$T4 --port=53 --address=/tun.test/192.0.2.55 --log-facility=- -q >"$T_TMP/dnsmasq.log" 2>&1 &
+on_cleanup_pid $!
+ip netns exec "$H" microsocks -i 10.99.0.1 -p 1082 >"$T_TMP/ms.log" 2>&1 &
+on_cleanup_pid $!
+cat >"$T_TMP/danted.conf" <<CONF
+logoutput: stderr
+internal: 10.99.0.1 port = 1083
+external: lo
+socksmethod: none
+clientmethod: none
+user.privileged: root
+user.unprivileged: nobody
+client pass {
+	from: 0.0.0.0/0 to: 0.0.0.0/0
+}
+socks pass {
+	from: 0.0.0.0/0 to: 0.0.0.0/0
+	command: connect udpassociate
+}
+socks pass {
+	from: 0.0.0.0/0 to: ::/0
+	command: connect udpassociate
+}
+socks pass {
+	from: 0.0.0.0/0 to: 0.0.0.0/0
+	command: udpreply
+}
+socks pass {
+	from: ::/0 to: 0.0.0.0/0
+	command: udpreply
+}
+CONF
+ip netns exec "$H" danted -f "$T_TMP/danted.conf" -p "$T_TMP/danted.pid" 2>"$T_TMP/danted.log" &
+on_cleanup_pid $!
+T_LOGS+=("$T_TMP/danted.log")
+SPLICED_NETNS=$H start_spliced "[main]
+workers = 2
+[inbound s]
+type = socks5
+listen = 10.99.0.1:1080
+udp = on
+" || { fail setup "spliced socks5 server"; finish; }
+wait_port 10.99.0.1 1082 10 "$H" && wait_port 10.99.0.1 1083 10 "$H" || { fail setup "microsocks or dante"; finish; }
+
+# echo_check FAMILIES: datagrams of 10, 1400 and 8000 bytes to the echo server of each family,
+# each must come back unchanged from it; prints "ok N" or what failed.
+echo_check() {
+	ip netns exec "$N" python3 -c '
+import os, socket, sys
+ok = 0
+for fam, dst in ((socket.AF_INET, "'$T4'"), (socket.AF_INET6, "'$T6'")):
+    if ("6" if fam == socket.AF_INET6 else "4") not in sys.argv[1]:
+        continue
+    s = socket.socket(fam, socket.SOCK_DGRAM)
+    s.settimeout(3)
+    for size in (10, 1400, 8000):
+        b = os.urandom(size)
+        for attempt in range(2):
+            s.sendto(b, (dst, '$EPORT'))
+            try:
+                d, a = s.recvfrom(70000)
+            except socket.timeout:
+                continue
+            if d == b and a[0] == dst and a[1] == '$EPORT':
+                ok += 1
+            break
+print("ok", ok)
+' "$1"
+}
+
+# run_case NAME OUTBOUND-SECTIONS DEFAULT [EXTRA-TUN-KEYS]: spliced with the TUN in N, started
+# afresh (each case sees a new set of sessions).
+run_case() {
+	SPLICED_NETNS=$H start_spliced "[main]
+workers = 2
+[inbound t]
+type = tun
+netns = $N
+auto-route = on
+dns-server = $T4
+${4:-}
+$2
+[route]
+default = $3
+" || return 1
+	wait_tun "$N" tun0
+}
+
+socks_sections="[outbound assoc]
+type = socks5
+server = 10.99.0.1:1080
+[outbound fwd]
+type = socks5
+server = 10.99.0.1:1080
+udp = tcp
+[outbound dante]
+type = socks5
+server = 10.99.0.1:1083
+[outbound micro]
+type = socks5
+server = 10.99.0.1:1082"
+
+for ob in direct assoc fwd dante; do
+	run_case "$ob" "$socks_sections" "$ob" || { fail "$ob/start"; continue; }
+	fams=46
+	[ $ob = dante ] && fams=4 # dante's UDP relay answers IPv6 targets only from an IPv6 client
+	expect_eq "$ob/udp-echo" "$(echo_check $fams)" "ok $((${#fams} * 3))"
+	n=100
+	[ $ob = assoc ] && n=1000
+	out=$(ip netns exec "$N" $TUNPKT dns 198.18.0.2 tun.test $n 192.0.2.55 32)
+	expect_eq "$ob/dns-$n" "$out" "answered $n of $n"
+	if [ $ob = direct ]; then
+		out=$(ip netns exec "$N" $TUNPKT dns fdfe:5370::2 tun.test 20 192.0.2.55)
+		expect_eq "$ob/dns-over-ipv6" "$out" "answered 20 of 20"
+	fi
+	stop_spliced
+	stats=$(grep -o 'stats: relay: .*' "$SPLICED_LOG" | tail -n 1)
+	up=$(grep -o ' udp_up=[0-9]*' <<<"$stats" | cut -d= -f2)
+	down=$(grep -o ' udp_down=[0-9]*' <<<"$stats" | cut -d= -f2)
+	if [ "${up:-0}" -ge $((n + 3 * ${#fams})) ] && [ "${down:-0}" -ge $((n + 3 * ${#fams})) ]; then pass "$ob/counted"
+	else fail "$ob/counted" "udp_up=$up udp_down=$down"; fi
+done
+
+# microsocks answers UDP ASSOCIATE with REP 07: UDP is lost, DNS goes over TCP through it.
+run_case micro "$socks_sections" micro || fail micro/start
+expect_eq micro/udp-refused "$(echo_check 4)" "ok 0"
+out=$(ip netns exec "$N" $TUNPKT dns 198.18.0.2 tun.test 50 192.0.2.55)
+expect_eq micro/dns-over-tcp "$out" "answered 50 of 50"
+s=$(tun_stats "$SPLICED_PID" "$SPLICED_LOG")
+n=$(tun_field dns_tcp "$s")
+if [ "${n:-0}" -ge 50 ]; then pass micro/dns-tcp-counted; else fail micro/dns-tcp-counted "$s"; fi
+if grep -q "outbound micro has no UDP (REP 07): DNS goes over TCP" "$SPLICED_LOG"; then pass micro/logged
+else fail micro/logged; fi
+stop_spliced
+
+# block: nothing leaves, every datagram counted.
+run_case block "" block || fail block/start
+expect_eq block/udp-echo "$(echo_check 4)" "ok 0"
+stop_spliced
+b=$(grep -o 'stats: relay: .*' "$SPLICED_LOG" | tail -n 1 | grep -o ' udp_blocked=[0-9]*' | cut -d= -f2)
+if [ "${b:-0}" -ge 3 ]; then pass block/counted; else fail block/counted "udp_blocked=$b"; fi
+
+# dns-hijack: a query to any resolver (192.0.2.1, which does not exist) is answered by dns-server,
+# as from 192.0.2.1.
+run_case hijack "" direct "dns-hijack = on" || fail hijack/start
+out=$(ip netns exec "$N" $TUNPKT dns 192.0.2.1 tun.test 20 192.0.2.55)
+expect_eq hijack/answered "$out" "answered 20 of 20"
+stop_spliced
+expect_clean_log clean-log "$SPLICED_LOG"
+finish
