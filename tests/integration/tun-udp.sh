@@ -62,6 +62,7 @@ listen = 10.99.0.1:1080
 udp = on
 " || { fail setup "spliced socks5 server"; finish; }
 wait_port 10.99.0.1 1082 10 "$H" && wait_port 10.99.0.1 1083 10 "$H" || { fail setup "microsocks or dante"; finish; }
+use_asan_spliced # every tun instance below: sessions, replies, DNS over TCP under ASan
 
 # echo_check FAMILIES: datagrams of 10, 1400 and 8000 bytes to the echo server of each family,
 # each must come back unchanged from it; prints "ok N" or what failed.
@@ -135,6 +136,7 @@ for ob in direct assoc fwd dante; do
 		expect_eq "$ob/dns-over-ipv6" "$out" "answered 20 of 20"
 	fi
 	stop_spliced
+	expect_clean_log "$ob/clean-log"
 	stats=$(grep -o 'stats: relay: .*' "$SPLICED_LOG" | tail -n 1)
 	up=$(grep -o ' udp_up=[0-9]*' <<<"$stats" | cut -d= -f2)
 	down=$(grep -o ' udp_down=[0-9]*' <<<"$stats" | cut -d= -f2)
@@ -153,6 +155,7 @@ if [ "${n:-0}" -ge 50 ]; then pass micro/dns-tcp-counted; else fail micro/dns-tc
 if grep -q "outbound micro has no UDP (REP 07): DNS goes over TCP" "$SPLICED_LOG"; then pass micro/logged
 else fail micro/logged; fi
 stop_spliced
+expect_clean_log micro/clean-log
 
 # block: nothing leaves, every datagram counted.
 run_case block "" block || fail block/start

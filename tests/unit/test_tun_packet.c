@@ -299,6 +299,39 @@ static void test_vnet(void)
 	}
 }
 
+/* packet_udp_header(): a full checksum that verifies, or a partial one that completes to it. */
+static void test_udp_header(void)
+{
+	uint8_t pkt[2000], pay[1001];
+	uint8_t a4[4] = {10, 0, 0, 1}, b4[4] = {10, 0, 0, 2}, a6[16] = {0xfd, [15] = 1},
+	        b6[16] = {0xfd, [15] = 2};
+
+	for (size_t i = 0; i < sizeof(pay); i++)
+		pay[i] = (uint8_t)rnd();
+	for (int fam = 4; fam <= 6; fam += 2) {
+		for (int partial = 0; partial < 2; partial++) {
+			struct packet_view v;
+			size_t hl = packet_udp_header(pkt, fam, fam == 4 ? a4 : a6, htons(53),
+			                              fam == 4 ? b4 : b6, htons(4000), pay,
+			                              sizeof(pay), partial);
+
+			T_EQ_INT(hl, (fam == 4 ? 20 : 40) + 8);
+			memcpy(pkt + hl, pay, sizeof(pay));
+			T_EQ_INT(packet_parse(pkt, hl + sizeof(pay), &v), PACKET_OK);
+			T_EQ_INT(v.proto, IPPROTO_UDP);
+			if (fam == 4)
+				T_ASSERT(ipv4_ok(pkt));
+			if (partial) {
+				/* what the receiver adds: the sum from the UDP header on */
+				uint16_t c = (uint16_t)~packet_csum_fold(
+				        packet_csum_add(0, v.l4, v.l4len));
+				memcpy(v.l4 + 6, &c, 2);
+			}
+			T_ASSERT(l4_ok(&v));
+		}
+	}
+}
+
 static void test_rst(void)
 {
 	uint8_t buf[2000], out[100];
@@ -389,6 +422,7 @@ int main(void)
 	T_RUN(test_parse_udp_len);
 	T_RUN(test_incremental_equals_full);
 	T_RUN(test_vnet);
+	T_RUN(test_udp_header);
 	T_RUN(test_rst);
 	T_RUN(test_echo);
 	return t_finish();
