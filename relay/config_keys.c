@@ -718,6 +718,9 @@ void config_close_inbound(struct parser *p)
 	require(p, IN_TYPE);
 	if (in->type == INBOUND_TUN) {
 		check_key_types(p, in->type, inbound_types[in->type]);
+		/* a tun2socks without UDP breaks DNS and QUIC (socks5's default is off) */
+		if (!(p->seen & KEY_BIT(IN_UDP)))
+			in->udp = true;
 		config_tun_close(p);
 		return;
 	}

@@ -44,7 +44,6 @@ void config_tun_defaults(struct inbound *in)
 	t->max_flows = TUN_DEF_MAX_FLOWS;
 	t->linger_ms = TUN_DEF_LINGER_MS;
 	t->txqlen = TUN_DEF_TXQLEN;
-	in->udp = true; /* a tun2socks without UDP breaks DNS and QUIC; socks5's default is off */
 }
 
 void config_tun_set_name(struct parser *p, const char *v)

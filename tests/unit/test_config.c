@@ -489,6 +489,8 @@ static void test_tun_keys(void)
 	T_EQ_INT(t->addr[1].family, AF_INET6);
 	T_EQ_INT(t->addr[1].prefix, 64);
 	T_ASSERT(!t->auto_route && t->offload && t->queues == 0);
+	T_ASSERT(c->inbounds[0].udp); /* on by default for tun */
+	T_EQ_INT(t->dns_server.ss_family, AF_UNSPEC);
 	T_EQ_INT(t->table, 21360);
 	T_EQ_INT(t->priority, 21360);
 	T_EQ_INT(t->fwmark, 0x5370);
@@ -503,7 +505,8 @@ static void test_tun_keys(void)
 	            "routes = 192.0.2.0/24, 198.51.100.0/24\nroutes = 203.0.113.0/24\n"
 	            "auto-route = on\ntable = 100\nrule-priority = 500\nfwmark = 0x10\n"
 	            "queues = 1\noffload = off\nmax-flows = 1000\nflow-linger = 5s\n"
-	            "tx-queue-len = 4000\noutbound = up\nkeepalive = 30s\n"
+	            "tx-queue-len = 4000\noutbound = up\nkeepalive = 30s\nudp = off\n"
+	            "dns-server = [2001:db8::53]\ndns-hijack = on\n"
 	            "[outbound up]\ntype = socks5\nserver = 127.0.0.1:1080\n"
 	            "[outbound own]\ntype = direct\nfwmark = 7\n");
 	T_ASSERT(c != NULL);
@@ -524,6 +527,9 @@ static void test_tun_keys(void)
 	T_EQ_INT(t->max_flows, 1000);
 	T_EQ_INT(t->linger_ms, 5000);
 	T_EQ_INT(t->txqlen, 4000);
+	T_ASSERT(!c->inbounds[0].udp && t->dns_hijack);
+	T_EQ_INT(t->dns_server.ss_family, AF_INET6);
+	T_EQ_INT(sa_port(&t->dns_server), 53);
 	/* auto-route: every connecting outbound without a mark gets the TUN's */
 	T_EQ_INT(c->auto_mark, 0x10);
 	for (size_t i = 0; i < c->n_outbounds; i++) {
@@ -573,6 +579,15 @@ static void test_tun_keys(void)
 	                    "[inbound b]\ntype = tun\nname = tun1\nauto-route = on\n",
 	                    "t.ini:4: [inbound b] table: auto-route: table and rule priorities "
 	                    "must differ from [inbound a]'s (line 1)\n"));
+	T_ASSERT(expect_err("[inbound t]\ntype = tun\ndns-hijack = on\n",
+	                    "t.ini:1: [inbound t] dns-hijack: needs dns-server: where the queries "
+	                    "go\n"));
+	T_ASSERT(expect_err("[inbound t]\ntype = tun\ndns-server = resolver\n",
+	                    "t.ini:3: [inbound t] dns-server: \"resolver\" is not an IP address, or "
+	                    "address:port\n"));
+	T_ASSERT(expect_err("[inbound t]\ntype = tun\nnetns = a/b\n",
+	                    "t.ini:3: [inbound t] netns: \"a/b\" is neither a namespace name (as ip "
+	                    "netns names them) nor an absolute path\n"));
 	T_ASSERT(expect_err("[inbound a]\ntype = tun\n[inbound b]\ntype = tun\n",
 	                    "t.ini:3: [inbound b] name: \"tun0\" is also [inbound a]'s device "
 	                    "(line 1)\n"));
