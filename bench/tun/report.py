@@ -111,8 +111,14 @@ for ph in phases:
         rdb = sum(r["read_bytes"] for r in sp)
         print()
         print("spliced's TUN reads: %d bytes per read of bulk data (%d reads), %d per read "
-              "of any packet, ACKs included (%d reads)."
-              % (drb // dr if dr else 0, dr, rdb // rd if rd else 0, rd))
+              "of any packet, ACKs included (%d reads); the TUN's ring dropped %d packets "
+              "(tx_dropped)."
+              % (drb // dr if dr else 0, dr, rdb // rd if rd else 0, rd,
+                 sum(r.get("tx_dropped", 0) for r in sp)))
+    hv = pick(ph, "hev")
+    if hv:
+        print("hev-socks5-tunnel's TUN ring dropped %d packets (tx_dropped)."
+              % sum(r.get("tx_dropped", 0) for r in hv))
 
 
 def ratio(ph, a, b, s, d, f=lambda r: r["gbps"]):
