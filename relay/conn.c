@@ -138,6 +138,15 @@ void conn_fail(struct conn *c, enum proto_connect_result r)
 		conn_worker(c)->stats.connect_failed++;
 	if (len)
 		send_all(c->leg[LEG_IN].fd, reply, len);
+	/*
+	 * A TUN app's connection was established by the kernel before the
+	 * outbound was tried: a reset tells it what a refused connect would
+	 * have (an orderly close would read as an empty answer).
+	 */
+	if (conn_inbound(c)->type == INBOUND_TUN) {
+		conn_close(c, true);
+		return;
+	}
 	close_after_reply(c);
 }
 

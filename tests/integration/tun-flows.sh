@@ -43,6 +43,13 @@ s=$(tun_stats "$PID" "$LOG")
 n=$(tun_field icmp_echo "$s")
 if [ "${n:-0}" -ge 6 ]; then pass icmp-echo-counted; else fail icmp-echo-counted "icmp_echo=$n"; fi
 
+# --- A target that refuses: the app's connection (established by the kernel before the
+# outbound was tried) is reset, as a refused connect would have told it.
+out=$(timeout 15 ip netns exec "$G" "$T_BUILD/tests/tools/xfer" connect $T4 9 </dev/null 2>&1)
+rc=$?
+if [ $rc -eq 3 ] && grep -q 'END=reset' <<<"$out"; then pass refused-target-resets
+else fail refused-target-resets "exit $rc: $(tr '\n' ' ' <<<"$out")"; fi
+
 # --- An idle TCP flow outlives udp-timeout (2 s) and any NAT timeout: its entry lives as long
 # as its connection.
 exec 5> >(ip netns exec "$G" "$CONNHOLD" -t "$T4:$EP" -w 10000 hold >"$T_TMP/hold.out" 2>&1)
