@@ -98,15 +98,9 @@ void tun_queue_put_iov(struct tun_queue *q, struct iovec *iov, int n)
 
 static void put(struct tun_queue *q, const uint8_t *buf, size_t len)
 {
-	ssize_t n = write(q->fd, buf, len);
+	struct iovec iov = {(void *)buf, len};
 
-	if (n < 0) {
-		q->st->write_errors++;
-		log_debug_rl("tun: write: %s", strerror(errno));
-		return;
-	}
-	q->st->writes++;
-	q->st->write_bytes += (size_t)n - (q->vnet ? PACKET_VNET_HDR : 0);
+	tun_queue_put_iov(q, &iov, 1);
 }
 
 /* A packet of ours (a RST): a plain one behind an empty header, checksums complete. */
