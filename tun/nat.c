@@ -65,10 +65,14 @@ int nat_init(struct nat *n, const struct nat_cfg *cfg, uint64_t now_ms)
 		n->buckets = NULL;
 		return -ENOMEM;
 	}
-	/* Free list in index order, threaded through hnext: index 0 is taken first. */
-	for (uint32_t i = 0; i < cap; i++)
-		n->e[i].hnext = i + 2 <= cap ? i + 2 : 0;
-	n->free_head = 1;
+	/*
+	 * No free list yet: indices never used are taken in order (n->fresh),
+	 * freed ones from the free list first, so the array's pages are touched
+	 * only as far as the most flows ever open at once reached (the RSS of
+	 * an idle table is nothing, not 64 bytes x max-flows).
+	 */
+	n->free_head = 0;
+	n->fresh = 0;
 	if (getrandom(n->key, sizeof(n->key), 0) != sizeof(n->key)) {
 		nat_destroy(n);
 		return -EIO;
@@ -342,13 +346,16 @@ enum nat_verdict nat_from_app(struct nat *n, struct packet_view *v, bool partial
 			n->st.no_flow++;
 			return NAT_NO_FLOW;
 		}
-		if (!n->free_head) {
+		if (n->free_head) {
+			e = at(n, n->free_head);
+			n->free_head = e->hnext;
+		} else if (n->fresh < n->cfg.cap) {
+			e = &n->e[n->fresh++];
+		} else {
 			pthread_mutex_unlock(&n->lock);
 			n->st.full++;
 			return NAT_FULL;
 		}
-		e = at(n, n->free_head);
-		n->free_head = e->hnext;
 		n->n_used++;
 		e->family = v->family;
 		memset(e->src, 0, sizeof(e->src));

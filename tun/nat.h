@@ -109,9 +109,10 @@ struct nat {
 	pthread_mutex_t lock;
 	struct nat_cfg cfg;
 	struct nat_entry *e;
-	uint32_t *buckets; /* index + 1 */
-	uint32_t mask;     /* buckets - 1 */
-	uint32_t free_head;
+	uint32_t *buckets;  /* index + 1 */
+	uint32_t mask;      /* buckets - 1 */
+	uint32_t free_head; /* freed entries (index + 1, through hnext) */
+	uint32_t fresh;     /* entries from here on were never used */
 	uint32_t n_used;
 	uint64_t gens[2]; /* per family: fake tuples per index (pool x ports / cap) */
 	struct nat_list embryo, linger;
