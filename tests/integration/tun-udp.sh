@@ -64,8 +64,9 @@ udp = on
 wait_port 10.99.0.1 1082 10 "$H" && wait_port 10.99.0.1 1083 10 "$H" || { fail setup "microsocks or dante"; finish; }
 use_asan_spliced # every tun instance below: sessions, replies, DNS over TCP under ASan
 
-# echo_check FAMILIES: datagrams of 10, 1400 and 8000 bytes to the echo server of each family,
-# each must come back unchanged from it; prints "ok N" or what failed.
+# echo_check FAMILIES [QUICK]: datagrams of 10, 1400 and 8000 bytes to the echo server of each
+# family, each must come back unchanged from it; prints "ok N". QUICK (for the cases where
+# nothing may come back): one 10-byte datagram, 1 s.
 echo_check() {
 	ip netns exec "$N" python3 -c '
 import os, socket, sys
@@ -74,10 +75,11 @@ for fam, dst in ((socket.AF_INET, "'$T4'"), (socket.AF_INET6, "'$T6'")):
     if ("6" if fam == socket.AF_INET6 else "4") not in sys.argv[1]:
         continue
     s = socket.socket(fam, socket.SOCK_DGRAM)
-    s.settimeout(3)
-    for size in (10, 1400, 8000):
+    quick = len(sys.argv) > 2
+    s.settimeout(1 if quick else 3)
+    for size in ((10,) if quick else (10, 1400, 8000)):
         b = os.urandom(size)
-        for attempt in range(2):
+        for attempt in range(1 if quick else 2):
             s.sendto(b, (dst, '$EPORT'))
             try:
                 d, a = s.recvfrom(70000)
@@ -87,7 +89,7 @@ for fam, dst in ((socket.AF_INET, "'$T4'"), (socket.AF_INET6, "'$T6'")):
                 ok += 1
             break
 print("ok", ok)
-' "$1"
+' "$@"
 }
 
 # run_case NAME OUTBOUND-SECTIONS DEFAULT [EXTRA-TUN-KEYS]: spliced with the TUN in N, started
@@ -146,7 +148,7 @@ done
 
 # microsocks answers UDP ASSOCIATE with REP 07: UDP is lost, DNS goes over TCP through it.
 run_case micro "$socks_sections" micro || fail micro/start
-expect_eq micro/udp-refused "$(echo_check 4)" "ok 0"
+expect_eq micro/udp-refused "$(echo_check 4 quick)" "ok 0"
 out=$(ip netns exec "$N" $TUNPKT dns 198.18.0.2 tun.test 50 192.0.2.55)
 expect_eq micro/dns-over-tcp "$out" "answered 50 of 50"
 s=$(tun_stats "$SPLICED_PID" "$SPLICED_LOG")
@@ -159,10 +161,10 @@ expect_clean_log micro/clean-log
 
 # block: nothing leaves, every datagram counted.
 run_case block "" block || fail block/start
-expect_eq block/udp-echo "$(echo_check 4)" "ok 0"
+expect_eq block/udp-echo "$(echo_check 4 quick)" "ok 0"
 stop_spliced
 b=$(grep -o 'stats: relay: .*' "$SPLICED_LOG" | tail -n 1 | grep -o ' udp_blocked=[0-9]*' | cut -d= -f2)
-if [ "${b:-0}" -ge 3 ]; then pass block/counted; else fail block/counted "udp_blocked=$b"; fi
+if [ "${b:-0}" -ge 1 ]; then pass block/counted; else fail block/counted "udp_blocked=$b"; fi
 
 # dns-hijack: a query to any resolver (192.0.2.1, which does not exist) is answered by dns-server,
 # as from 192.0.2.1.
