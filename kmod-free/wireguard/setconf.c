@@ -215,7 +215,7 @@ int wg_dev_setup_routes(struct wg_device *d, const struct wgconf *conf)
 
 			if (p->prefixlen == 0 && conf->table == WGCONF_TABLE_AUTO)
 				ret = routing_default_pair(&d->routes, p->family, DEFAULT_TABLE,
-				                         d->fwmark, 0);
+				                           d->fwmark, 0);
 			else
 				ret = routing_add(&d->routes, p, table);
 			if (ret < 0 && ret != -EEXIST) {

@@ -560,14 +560,16 @@ static void test_tun_keys(void)
 	T_ASSERT(expect_err("[inbound t]\ntype = tun\naddress = 10.0.0.1/24, 10.1.0.1/24\n",
 	                    "t.ini:3: [inbound t] address: \"10.1.0.1/24\": one IPv4 address at "
 	                    "most\n"));
-	T_ASSERT(expect_err("[inbound t]\ntype = tun\naddress = 10.0.0.1/24\nroutes = ::/0\n",
-	                    "t.ini:1: [inbound t] routes: an IPv6 prefix, but no IPv6 address on the "
-	                    "TUN to answer it\n"));
+	T_ASSERT(expect_err(
+	        "[inbound t]\ntype = tun\naddress = 10.0.0.1/24\nroutes = ::/0\n",
+	        "t.ini:1: [inbound t] routes: an IPv6 prefix, but no IPv6 address on the "
+	        "TUN to answer it\n"));
 	T_ASSERT(expect_err("[inbound t]\ntype = tun\ntable = 254\n",
 	                    "t.ini:3: [inbound t] table: 254 is one of the kernel's own tables "
 	                    "(default, main, local)\n"));
-	T_ASSERT(expect_err("[inbound t]\ntype = tun\nfwmark = 0\n",
-	                    "t.ini:3: [inbound t] fwmark: \"0\" is out of range (1..0xffffffff)\n"));
+	T_ASSERT(
+	        expect_err("[inbound t]\ntype = tun\nfwmark = 0\n",
+	                   "t.ini:3: [inbound t] fwmark: \"0\" is out of range (1..0xffffffff)\n"));
 	T_ASSERT(expect_err("[inbound t]\ntype = tun\nname = a/b\n",
 	                    "t.ini:3: [inbound t] name: \"a/b\" is not an interface name (at most "
 	                    "15 bytes, no '/', ':' or blanks)\n"));
@@ -582,12 +584,14 @@ static void test_tun_keys(void)
 	T_ASSERT(expect_err("[inbound t]\ntype = tun\ndns-hijack = on\n",
 	                    "t.ini:1: [inbound t] dns-hijack: needs dns-server: where the queries "
 	                    "go\n"));
-	T_ASSERT(expect_err("[inbound t]\ntype = tun\ndns-server = resolver\n",
-	                    "t.ini:3: [inbound t] dns-server: \"resolver\" is not an IP address, or "
-	                    "address:port\n"));
-	T_ASSERT(expect_err("[inbound t]\ntype = tun\nnetns = a/b\n",
-	                    "t.ini:3: [inbound t] netns: \"a/b\" is neither a namespace name (as ip "
-	                    "netns names them) nor an absolute path\n"));
+	T_ASSERT(
+	        expect_err("[inbound t]\ntype = tun\ndns-server = resolver\n",
+	                   "t.ini:3: [inbound t] dns-server: \"resolver\" is not an IP address, or "
+	                   "address:port\n"));
+	T_ASSERT(
+	        expect_err("[inbound t]\ntype = tun\nnetns = a/b\n",
+	                   "t.ini:3: [inbound t] netns: \"a/b\" is neither a namespace name (as ip "
+	                   "netns names them) nor an absolute path\n"));
 	T_ASSERT(expect_err("[inbound a]\ntype = tun\n[inbound b]\ntype = tun\n",
 	                    "t.ini:3: [inbound b] name: \"tun0\" is also [inbound a]'s device "
 	                    "(line 1)\n"));
