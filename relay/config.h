@@ -66,6 +66,7 @@ struct inbound_tun {
 	char *netns;        /* netns: the namespace the device goes to (a path), or NULL */
 	struct sockaddr_storage dns_server; /* dns-server: queries to the DNS address go here */
 	bool dns_hijack;                    /* dns-hijack: every UDP :53 goes to dns_server */
+	bool mapped_dns; /* mapped-dns: A/AAAA answered from the prefix's upper half */
 };
 
 struct inbound {

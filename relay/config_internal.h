@@ -107,6 +107,7 @@ void config_tun_set_txqlen(struct parser *p, const char *v);
 void config_tun_set_netns(struct parser *p, const char *v);
 void config_tun_set_dns_server(struct parser *p, const char *v);
 void config_tun_set_dns_hijack(struct parser *p, const char *v);
+void config_tun_set_mapped_dns(struct parser *p, const char *v);
 void config_tun_defaults(struct inbound *in);
 void config_tun_close(struct parser *p);
 /* After every section: the tun inbounds against each other, and auto_mark. */

@@ -296,6 +296,7 @@ const struct key config_inbound_keys[] = {
         {"netns", config_tun_set_netns, false, TUN_ONLY},
         {"dns-server", config_tun_set_dns_server, false, TUN_ONLY},
         {"dns-hijack", config_tun_set_dns_hijack, false, TUN_ONLY},
+        {"mapped-dns", config_tun_set_mapped_dns, false, TUN_ONLY},
         {NULL, NULL, false, 0},
 };
 

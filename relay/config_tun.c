@@ -316,6 +316,11 @@ void config_tun_set_dns_hijack(struct parser *p, const char *v)
 	on_off(p, v, "on", "off", &cur_in(p)->tun.dns_hijack);
 }
 
+void config_tun_set_mapped_dns(struct parser *p, const char *v)
+{
+	on_off(p, v, "on", "off", &cur_in(p)->tun.mapped_dns);
+}
+
 static bool v4_default(struct cidr *c)
 {
 	memset(c, 0, sizeof(*c));
@@ -348,8 +353,20 @@ void config_tun_close(struct parser *p)
 	}
 	if (t->auto_route && t->table == 0)
 		config_err(p, p->sec_line, "table", "auto-route needs a table");
-	if (t->dns_hijack && t->dns_server.ss_family == AF_UNSPEC)
-		config_err(p, p->sec_line, "dns-hijack", "needs dns-server: where the queries go");
+	if (t->dns_hijack && t->dns_server.ss_family == AF_UNSPEC && !t->mapped_dns)
+		config_err(p, p->sec_line, "dns-hijack",
+		           "needs dns-server or mapped-dns: what answers the queries");
+	/* mapped-dns takes the upper half of each prefix: the TUN's address must be in the lower */
+	for (int f = 0; t->mapped_dns && f < 2; f++) {
+		const struct cidr *c = &t->addr[f];
+
+		if (c->family && (c->addr[c->prefix / 8] & (0x80 >> (c->prefix % 8))))
+			config_err(
+			        p, p->sec_line, "mapped-dns",
+			        "takes the upper half of each prefix for its names: the %s address "
+			        "must lie in the lower half",
+			        f ? "IPv6" : "IPv4");
+	}
 }
 
 void config_tun_finish(struct parser *p)

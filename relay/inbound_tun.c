@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The tun inbound's connections: no handshake, the target from the NAT entry of the accepted socket's peer. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -40,6 +41,21 @@ static enum proto_res tun_start(void *st, const struct inbound *in, int fd)
 		               : PROTO_FAIL;
 	if (nat_accept(&d->nat, (struct sockaddr *)&peer, &fl, &s->ref, clock_coarse_ms()) < 0)
 		return PROTO_FAIL;
+	if (d->map.e) {
+		/* mapped-dns: an address it gave out stands for a name; the name goes on */
+		const struct sockaddr_in6 *d6 = (const struct sockaddr_in6 *)&fl.dst;
+		const struct sockaddr_in *d4 = (const struct sockaddr_in *)&fl.dst;
+		int fam = fl.dst.ss_family == AF_INET ? 4 : 6;
+		const uint8_t *a =
+		        fam == 4 ? (const uint8_t *)&d4->sin_addr : (const uint8_t *)&d6->sin6_addr;
+
+		if (dnsmap_contains(&d->map, fam, a)) {
+			s->target.kind = TARGET_DOMAIN;
+			s->target.port = ntohs(d4->sin_port); /* same offset in sockaddr_in6 */
+			return dnsmap_name(&d->map, fam, a, s->target.host) ? PROTO_REQUEST
+			                                                    : PROTO_FAIL;
+		}
+	}
 	return proto_target_from_sa(&s->target, &fl.dst) ? PROTO_REQUEST : PROTO_FAIL;
 }
 

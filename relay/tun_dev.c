@@ -162,21 +162,46 @@ static int pool_of(const struct cidr *c, uint8_t *first, uint64_t *n)
 	return 0;
 }
 
+/*
+ * mapped-dns: the upper half of the prefix, without its first and last
+ * addresses (an IPv4 broadcast), capped at 2^32.
+ */
+static void mapped_range(const struct cidr *c, uint8_t *base, uint64_t *n)
+{
+	size_t alen = c->family == AF_INET ? 4 : 16;
+	unsigned hbits = (unsigned)alen * 8 - c->prefix - 1;
+
+	memcpy(base, c->addr, alen);
+	for (unsigned b = c->prefix; b < alen * 8; b++)
+		base[b / 8] &= (uint8_t) ~(0x80 >> (b % 8));
+	base[c->prefix / 8] |= (uint8_t)(0x80 >> (c->prefix % 8));
+	*n = hbits >= 32 ? UINT32_MAX : ((uint64_t)1 << hbits) - 2;
+}
+
+enum { MAPPED_NAMES = 65536 };
+
 static int setup_nat(struct tun_dev *d)
 {
 	const struct inbound_tun *t = &d->in->tun;
 	struct nat_cfg nc = {.cap = t->max_flows, .linger_ms = t->linger_ms, .embryo_ms = 10000};
+	uint8_t mbase[2][16];
+	uint64_t mn[2] = {0, 0};
 	int ret;
 
 	for (int f = 0; f < 2; f++) {
-		const struct cidr *c = &d->addr[f];
+		struct cidr c = d->addr[f];
 
-		if (!c->family)
+		if (!c.family)
 			continue;
 		nc.fam[f].on = true;
-		memcpy(nc.fam[f].listen, c->addr, f ? 16 : 4);
-		nc.fam[f].prefixlen = c->prefix;
-		ret = pool_of(c, nc.fam[f].pool, &nc.fam[f].n_pool);
+		memcpy(nc.fam[f].listen, c.addr, f ? 16 : 4);
+		nc.fam[f].prefixlen = c.prefix;
+		if (t->mapped_dns) {
+			mapped_range(&c, mbase[f], &mn[f]);
+			nc.fam[f].mapped = true;
+			c.prefix++; /* the fake sources from the lower half */
+		}
+		ret = pool_of(&c, nc.fam[f].pool, &nc.fam[f].n_pool);
 		if (ret < 0) {
 			log_error(
 			        "inbound %s: the prefix of its %s address leaves no room for fake "
@@ -189,6 +214,9 @@ static int setup_nat(struct tun_dev *d)
 	if (ret < 0)
 		return ret;
 	d->nat_ready = true;
+	if (t->mapped_dns &&
+	    (ret = dnsmap_init(&d->map, mbase[0], mn[0], mbase[1], mn[1], MAPPED_NAMES)) < 0)
+		return ret;
 	if (d->nat.cfg.cap < t->max_flows)
 		log_warn("inbound %s: max-flows lowered to %u: the fake-source pool holds no more",
 		         d->in->name, d->nat.cfg.cap);
@@ -442,6 +470,7 @@ void tun_devs_destroy(void)
 		tun_close(&d->tun); /* the queues main still holds (a worker's are its own) */
 		if (d->nat_ready)
 			nat_destroy(&d->nat);
+		dnsmap_destroy(&d->map);
 		if (d->nsfd >= 0)
 			close(d->nsfd);
 		if (d->hostfd >= 0)

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "dnsmap.h"
 #include "nat.h"
 #include "packet.h"
 #include "routing.h"
@@ -39,6 +40,8 @@
 	X(drop_vnet, "packets dropped: virtio-net header disagrees with the packet")   \
 	X(drop_udp, "UDP packets dropped")                                             \
 	X(dns_tcp, "DNS queries sent over TCP (the outbound carries no UDP)")          \
+	X(dns_mapped, "DNS queries answered from mapped-dns")                          \
+	X(mapped_unknown, "flows to a mapped address whose name is forgotten")         \
 	X(dns_tcp_failed, "DNS queries over TCP that got no answer")                   \
 	X(icmp_echo, "ICMP echo requests answered")                                    \
 	X(drop_icmp, "ICMP packets dropped (all but echo requests)")                   \
@@ -55,6 +58,7 @@ struct tun_dev {
 	struct tun tun;   /* queue descriptors move to their workers' tun_queue */
 	struct nat nat;
 	bool nat_ready;
+	struct dnsmap map; /* mapped-dns (map.e NULL: off) */
 	struct routing_set routes;
 	bool routes_ready;
 	int listen_family;  /* AF_INET6 (dual-stack) or AF_INET (no IPv6 in this kernel) */

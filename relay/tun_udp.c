@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/uio.h>
 
+#include "dns.h"
 #include "log.h"
 #include "route.h"
 #include "tun_dev.h"
@@ -41,6 +42,8 @@ struct tun_sess {
 	struct tun_queue *q;
 	bool dns;                 /* it sent queries that went to dns-server */
 	union udp_addr dns_asked; /* where the app sent its last one (the replies' source) */
+	bool mapped;              /* it sent to a mapped-dns address */
+	union udp_addr mapped_to; /* the last one: replies from its port show as from it */
 };
 
 static const struct udp_front tun_front;
@@ -119,6 +122,8 @@ static void deliver(struct udp_sess *s, const uint8_t *d, size_t n, const struct
 	memcpy(&src, from, from->sa_family == AF_INET ? sizeof(src.in4) : sizeof(src.in6));
 	if (ts->dns && udp_endpoint_eq(&src, &q->dev->in->tun.dns_server))
 		src = ts->dns_asked; /* the resolver's answer, as from where the app asked */
+	else if (ts->mapped && src.in4.sin_port == ts->mapped_to.in4.sin_port)
+		src = ts->mapped_to; /* from the name's real address: as from its mapped one */
 	tun_udp_reply(q, &src, &s->client, d, n);
 }
 
@@ -201,18 +206,54 @@ static bool dns_over_tcp(struct tun_queue *q)
 	       (i < 64 && (q->dns_over_tcp & (UINT64_C(1) << i)));
 }
 
+/*
+ * mapped-dns: a query for A or AAAA answered at once from the map (TTL 1 s,
+ * no AAAA without an IPv6 range); others go on to dns-server when there is
+ * one (false), or get an empty answer. true: answered (or dropped).
+ */
+static bool answer_mapped(struct tun_queue *q, const union udp_addr *client,
+                          const union udp_addr *asked, const uint8_t *m, size_t n)
+{
+	struct tun_dev *d = q->dev;
+	struct dns_query dq;
+	uint8_t out[DNS_ANSWER_MAX], addr[16];
+	size_t len;
+	int fam;
+
+	if (dns_parse_query(m, n, &dq) < 0) {
+		q->st->drop_udp++; /* not a standard query: nothing a stub resolver sends */
+		return true;
+	}
+	if (dq.qclass != 1 || (dq.qtype != DNS_TYPE_A && dq.qtype != DNS_TYPE_AAAA) ||
+	    !dq.name[0]) {
+		if (d->in->tun.dns_server.ss_family != AF_UNSPEC)
+			return false;
+		len = dns_answer(m, &dq, DNS_NOERROR, NULL, 0, 0, out); /* no such record here */
+	} else {
+		fam = dq.qtype == DNS_TYPE_A ? 4 : 6;
+		if (dnsmap_lookup(&d->map, dq.name, fam, addr))
+			len = dns_answer(m, &dq, DNS_NOERROR, addr, fam == 4 ? 4 : 16, 1, out);
+		else
+			len = dns_answer(m, &dq, DNS_NOERROR, NULL, 0, 0, out);
+	}
+	q->st->dns_mapped++;
+	tun_udp_reply(q, asked, client, out, len);
+	return true;
+}
+
 void tun_udp_packet(struct tun_queue *q, struct packet_view *v)
 {
 	struct worker *w = q->w;
 	const struct inbound *in = q->dev->in;
 	const struct inbound_tun *tc = &in->tun;
-	const uint8_t *u = v->l4, *dst = packet_dst(v);
+	const uint8_t *u = v->l4, *dst = packet_dst(v), *pl = u + PACKET_UDP_HDR;
+	size_t pn = v->l4len - PACKET_UDP_HDR;
 	uint16_t sport, dport;
 	union udp_addr client, to;
 	struct proto_target t;
 	struct udp_sess *s;
 	struct tun_sess *ts;
-	bool dns = false;
+	bool dns = false, mapped = false;
 	uint8_t dnsaddr[16];
 
 	memcpy(&sport, u, 2);
@@ -222,11 +263,14 @@ void tun_udp_packet(struct tun_queue *q, struct packet_view *v)
 		return;
 	}
 	sa_of(&to, v->family, dst, dport);
-	if (in_prefix(q->dev, v->family, dst)) {
+	sa_of(&client, v->family, packet_src(v), sport);
+	if (dnsmap_contains(&q->dev->map, v->family, dst)) {
+		mapped = true; /* to a name mapped-dns gave out */
+	} else if (in_prefix(q->dev, v->family, dst)) {
 		dns_address(q->dev, v->family, dnsaddr);
 		/* the TUN's own prefix: only its DNS address answers, and only with a server */
 		if (memcmp(dst, dnsaddr, packet_addr_len(v)) || ntohs(dport) != 53 ||
-		    tc->dns_server.ss_family == AF_UNSPEC) {
+		    (tc->dns_server.ss_family == AF_UNSPEC && !tc->mapped_dns)) {
 			q->st->drop_udp++;
 			return;
 		}
@@ -234,7 +278,29 @@ void tun_udp_packet(struct tun_queue *q, struct packet_view *v)
 	} else if (tc->dns_hijack && ntohs(dport) == 53) {
 		dns = true;
 	}
-	sa_of(&client, v->family, packet_src(v), sport);
+	if (dns && tc->mapped_dns && answer_mapped(q, &client, &to, pl, pn))
+		return;
+	if (dns && dns_over_tcp(q)) {
+		tun_dns_tcp(q, &client, &to, pl, pn);
+		return;
+	}
+	memset(&t, 0, sizeof(t));
+	if (mapped) {
+		t.kind = TARGET_DOMAIN;
+		t.port = ntohs(dport);
+		if (!dnsmap_name(&q->dev->map, v->family, dst, t.host)) {
+			q->st->mapped_unknown++;
+			return;
+		}
+	} else if (dns) {
+		proto_target_from_sa(&t, &tc->dns_server);
+	} else {
+		struct sockaddr_storage ss;
+
+		memset(&ss, 0, sizeof(ss));
+		memcpy(&ss, &to, udp_endpoint_len(&to));
+		proto_target_from_sa(&t, &ss);
+	}
 	s = udp_sess_find(&q->udp, &client);
 	if (!s) {
 		s = udp_sess_open(w, q->inbound, &tun_front, sizeof(struct tun_sess), &client,
@@ -246,23 +312,15 @@ void tun_udp_packet(struct tun_queue *q, struct packet_view *v)
 		((struct tun_sess *)s)->q = q;
 	}
 	ts = (struct tun_sess *)s;
-	if (dns && dns_over_tcp(q)) {
-		tun_dns_tcp(q, &client, &to, u + PACKET_UDP_HDR, v->l4len - PACKET_UDP_HDR);
-		return;
-	}
 	if (dns) {
 		ts->dns = true;
 		ts->dns_asked = to;
-		memcpy(&t, &(struct proto_target){.kind = TARGET_IP}, sizeof(t));
-		proto_target_from_sa(&t, &tc->dns_server);
-	} else {
-		struct sockaddr_storage ss;
-
-		memset(&ss, 0, sizeof(ss));
-		memcpy(&ss, &to, udp_endpoint_len(&to));
-		proto_target_from_sa(&t, &ss);
 	}
-	udp_sess_send(s, &t, u + PACKET_UDP_HDR, v->l4len - PACKET_UDP_HDR);
+	if (mapped) {
+		ts->mapped = true;
+		ts->mapped_to = to;
+	}
+	udp_sess_send(s, &t, pl, pn);
 	udp_tx_flush(w); /* the queue's buffer is read into again next */
 }
 

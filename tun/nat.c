@@ -204,7 +204,10 @@ static bool in_prefix(const struct nat *n, uint8_t family, const uint8_t *addr)
 
 	if (memcmp(addr, net, full))
 		return false;
-	return bits % 8 == 0 || !((addr[full] ^ net[full]) & (0xff00 >> (bits % 8)));
+	if (bits % 8 && ((addr[full] ^ net[full]) & (0xff00 >> (bits % 8))))
+		return false;
+	/* mapped DNS: the prefix's upper half names destinations; the TUN's own address is below */
+	return !(n->cfg.fam[f].mapped && (addr[bits / 8] & (0x80 >> (bits % 8))));
 }
 
 static void list_append(struct nat *n, struct nat_list *l, struct nat_entry *e)

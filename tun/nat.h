@@ -71,7 +71,8 @@ struct nat_cfg {
 	struct {
 		bool on;
 		uint8_t listen[16];
-		uint8_t prefixlen; /* the TUN's prefix: no flow may go to an address in it */
+		uint8_t prefixlen; /* the TUN's prefix: no flow may go to an address in it ... */
+		bool mapped;       /* ... but to its upper half, mapped DNS's (tun/dnsmap.h) */
 		uint8_t pool[16];  /* first fake address */
 		uint64_t n_pool;   /* addresses in the pool */
 	} fam[2];

@@ -40,6 +40,7 @@ all=(
 	wg_rx_split
 	offload
 	tun_nat
+	dns
 	wg_conf
 	wg_uapi
 	config
@@ -55,7 +56,7 @@ else
 	secs=$((${FUZZ_BUDGET:-160} / ${#all[@]}))
 	[ "$secs" -lt 1 ] && secs=1
 fi
-proto_src=("$top/proto/proto.c" "$top/proto/socks5.c" "$top/proto/socks5_addr.c" "$top/proto/socks5_udp.c" "$top/proto/http_connect.c" "$top/proto/http_forward.c" "$top/proto/http_client.c" "$top"/lib/{base64,ct,log,sockaddr,stats}.c)
+proto_src=("$top/proto/proto.c" "$top/proto/dns.c" "$top/proto/socks5.c" "$top/proto/socks5_addr.c" "$top/proto/socks5_udp.c" "$top/proto/http_connect.c" "$top/proto/http_forward.c" "$top/proto/http_client.c" "$top"/lib/{base64,ct,log,sockaddr,stats}.c)
 # The WireGuard targets (fuzz_wg_*) also compile kmod-free/wireguard and tun/netlink.c, and link
 # the bundled wolfSSL (scripts/build-wolfssl, cached) or else the system one, and libmnl.
 wg_src=("$top"/kmod-free/wireguard/{allowedips,chacha,cookie,counter,crypto,index,noise,peer,ratelimiter,receive,rx_split,timers,wgconf,uapi,uapi_server}.c "$top/tun/netlink.c")
@@ -147,6 +148,9 @@ make_seeds() {
 	local syn6="\\x60\\x00\\x00\\x00\\x00\\x14\\x06\\x40\\xfd\\xfe\\x53\\x70$(printf '\\x00%.0s' $(seq 11))\\x01\\x20\\x01\\x0d\\xb8$(printf '\\x00%.0s' $(seq 11))\\x07\\x9c\\x40\\x01\\xbb\\x00\\x00\\x00\\x01\\x00\\x00\\x00\\x00\\x50\\x02\\xff\\xff\\x00\\x00\\x00\\x00"
 	seed plain tun_nat "\\x06\\x00\\x28$syn4\\x00\\x28$sa4\\x00\\x3c$syn6"
 	seed vnet tun_nat "\\x07\\x00\\x32\\x01\\x00\\x00\\x00\\x00\\x00\\x14\\x00\\x10\\x00$syn4\\x00\\x32\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00$sa4"
+	# dns: a query as a TUN app sends it (A www.example.com with an EDNS OPT record), and AAAA
+	seed a dns '\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x01\x03www\x07example\x03com\x00\x00\x01\x00\x01\x00\x00\x29\x10\x00\x00\x00\x00\x00\x00\x00'
+	seed aaaa dns '\x00\x07\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\x09localhost\x00\x00\x1c\x00\x01'
 	seed full wg_conf '[Interface]\nPrivateKey = YFBQhzqFx5FMIqSNqH3DW7nYFxpCGB0qXa4ePaOX5kM=\nListenPort = 51820\nAddress = 10.0.0.1/24, fd00::1/64\nMTU = 1380\nTable = off\nFwMark = 0x20\n\n[Peer]\nPublicKey = 6EtabScXwQA6E7QxVwNT26ypFGzxUMX4V1aA/rpSAno=\nPresharedKey = YFBQhzqFx5FMIqSNqH3DW7nYFxpCGB0qXa4ePaOX5kM=\nAllowedIPs = 10.0.0.2/32, ::/0\nEndpoint = [::1]:51821\nPersistentKeepalive = 25\n\n[Spliced]\nName = wg9\nWorkers = 2\nOffload = no\n'
 	local k='e84b5a6d2717c1003a13b431570353dbaca9146cf150c5f8575680feba52027a'
 	seed set wg_uapi "\\x00private_key=$k\\nlisten_port=51820\\nfwmark=0\\nreplace_peers=true\\npublic_key=$k\\nprotocol_version=1\\npreshared_key=$k\\nendpoint=127.0.0.1:1\\npersistent_keepalive_interval=25\\nreplace_allowed_ips=true\\nallowed_ip=10.0.0.0/8\\nallowed_ip=fd00::/8\\npublic_key=$k\\nremove=true\\n"

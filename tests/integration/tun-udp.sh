@@ -173,4 +173,45 @@ out=$(ip netns exec "$N" $TUNPKT dns 192.0.2.1 tun.test 20 192.0.2.55)
 expect_eq hijack/answered "$out" "answered 20 of 20"
 stop_spliced
 expect_clean_log clean-log "$SPLICED_LOG"
+
+# mapped-dns: A and AAAA for a name answered from the prefix's upper half at once; TCP and UDP
+# to those addresses go to the name (routed by it, resolved by the outbound: "localhost" here,
+# so H's loopback servers answer), and UDP replies come back as from the mapped address.
+mkdir -p "$T_TMP/www"
+echo "mapped-hello" >"$T_TMP/www/index.html"
+http_server HTTPL "$T_TMP/www" 127.0.0.1 "" "$H" || fail mapped/http-server
+udp_echo "$H" 127.0.0.1 $EPORT || fail mapped/udp-echo-server
+SPLICED_NETNS=$H start_spliced "[main]
+workers = 2
+access-log = stderr
+[inbound t]
+type = tun
+netns = $N
+auto-route = on
+mapped-dns = on
+" || fail mapped/start
+wait_tun "$N" tun0
+out=$(ip netns exec "$N" python3 -c '
+import socket, struct, sys
+def q(name, qt, server):
+    fam = socket.AF_INET6 if ":" in server else socket.AF_INET
+    s = socket.socket(fam, socket.SOCK_DGRAM); s.settimeout(2)
+    m = struct.pack("!HHHHHH", 9, 0x0100, 1, 0, 0, 0) + b"".join(bytes([len(l)]) + l.encode() for l in name.split(".")) + b"\0" + struct.pack("!HH", qt, 1)
+    s.sendto(m, (server, 53)); d, a = s.recvfrom(600)
+    if a[0] != server or struct.unpack("!H", d[6:8])[0] != 1: return "-"
+    return socket.inet_ntop(socket.AF_INET if qt == 1 else socket.AF_INET6, d[-4:] if qt == 1 else d[-16:])
+a4 = q("localhost", 1, "198.18.0.2"); a6 = q("LOCALHOST", 28, "fdfe:5370::2")
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.settimeout(3); u.connect((a4, '$EPORT')); u.send(b"via-name")
+print(a4, a6, u.recv(100).decode())
+')
+read -r m4 m6 echoed <<<"$out"
+case "$m4" in 198.19.*) pass mapped/a-answer ;; *) fail mapped/a-answer "$out" ;; esac
+case "$m6" in fdfe:5370::8000:*) pass mapped/aaaa-answer ;; *) fail mapped/aaaa-answer "$out" ;; esac
+expect_eq mapped/udp-through-name "$echoed" via-name
+expect_eq mapped/tcp-v4-through-name "$(ip netns exec "$N" curl -s -m 5 "http://$m4:$HTTPL_PORT/index.html")" mapped-hello
+expect_eq mapped/tcp-v6-through-name "$(ip netns exec "$N" curl -s -m 5 "http://[$m6]:$HTTPL_PORT/index.html")" mapped-hello
+stop_spliced
+if grep -q "target=localhost:$HTTPL_PORT" "$SPLICED_LOG"; then pass mapped/routed-by-name
+else fail mapped/routed-by-name "$(grep 'inbound=t' "$SPLICED_LOG" | head -n 2)"; fi
+expect_clean_log mapped/clean-log "$SPLICED_LOG"
 finish

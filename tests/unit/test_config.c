@@ -506,7 +506,7 @@ static void test_tun_keys(void)
 	            "auto-route = on\ntable = 100\nrule-priority = 500\nfwmark = 0x10\n"
 	            "queues = 1\noffload = off\nmax-flows = 1000\nflow-linger = 5s\n"
 	            "tx-queue-len = 4000\noutbound = up\nkeepalive = 30s\nudp = off\n"
-	            "dns-server = [2001:db8::53]\ndns-hijack = on\n"
+	            "dns-server = [2001:db8::53]\ndns-hijack = on\nmapped-dns = on\n"
 	            "[outbound up]\ntype = socks5\nserver = 127.0.0.1:1080\n"
 	            "[outbound own]\ntype = direct\nfwmark = 7\n");
 	T_ASSERT(c != NULL);
@@ -527,7 +527,7 @@ static void test_tun_keys(void)
 	T_EQ_INT(t->max_flows, 1000);
 	T_EQ_INT(t->linger_ms, 5000);
 	T_EQ_INT(t->txqlen, 4000);
-	T_ASSERT(!c->inbounds[0].udp && t->dns_hijack);
+	T_ASSERT(!c->inbounds[0].udp && t->dns_hijack && t->mapped_dns);
 	T_EQ_INT(t->dns_server.ss_family, AF_INET6);
 	T_EQ_INT(sa_port(&t->dns_server), 53);
 	/* auto-route: every connecting outbound without a mark gets the TUN's */
@@ -582,8 +582,12 @@ static void test_tun_keys(void)
 	                    "t.ini:4: [inbound b] table: auto-route: table and rule priorities "
 	                    "must differ from [inbound a]'s (line 1)\n"));
 	T_ASSERT(expect_err("[inbound t]\ntype = tun\ndns-hijack = on\n",
-	                    "t.ini:1: [inbound t] dns-hijack: needs dns-server: where the queries "
-	                    "go\n"));
+	                    "t.ini:1: [inbound t] dns-hijack: needs dns-server or mapped-dns: what "
+	                    "answers the queries\n"));
+	T_ASSERT(expect_err(
+	        "[inbound t]\ntype = tun\nmapped-dns = on\naddress = 10.0.128.1/16\n",
+	        "t.ini:1: [inbound t] mapped-dns: takes the upper half of each prefix for "
+	        "its names: the IPv4 address must lie in the lower half\n"));
 	T_ASSERT(
 	        expect_err("[inbound t]\ntype = tun\ndns-server = resolver\n",
 	                   "t.ini:3: [inbound t] dns-server: \"resolver\" is not an IP address, or "
