@@ -659,6 +659,12 @@ void conn_accept(struct worker *w, unsigned inbound, int fd, uint32_t src_slot)
 
 	if (ops->hold)
 		c->held = ops->hold(hs->in_st);
+	if (ops->client && c->log) {
+		struct sockaddr_storage who;
+
+		if (ops->client(hs->in_st, &who))
+			alog_client(c, &who);
+	}
 	switch (started) {
 	case PROTO_REQUEST:
 		if (in->type != INBOUND_FORWARD) /* a forward's target is in the config */

@@ -69,6 +69,12 @@ struct inbound_ops {
 	 */
 	uint32_t (*hold)(const void *st);
 	void (*release)(const struct inbound *in, uint32_t held);
+	/*
+	 * Optional, after start(): the client as the inbound knows it, when the
+	 * accepted socket's peer is not (the TUN app's own address, not its
+	 * fake source): the access log shows it. False: the peer it is.
+	 */
+	bool (*client)(const void *st, struct sockaddr_storage *out);
 };
 
 /*

@@ -21,6 +21,7 @@
 struct tun_st {
 	struct proto_target target;
 	uint32_t ref;
+	struct sockaddr_storage app; /* the app's own address and port (family 0: none) */
 };
 
 static enum proto_res tun_start(void *st, const struct inbound *in, int fd)
@@ -41,6 +42,7 @@ static enum proto_res tun_start(void *st, const struct inbound *in, int fd)
 		               : PROTO_FAIL;
 	if (nat_accept(&d->nat, (struct sockaddr *)&peer, &fl, &s->ref, clock_coarse_ms()) < 0)
 		return PROTO_FAIL;
+	s->app = fl.src;
 	if (d->map.e) {
 		/* mapped-dns: an address it gave out stands for a name; the name goes on */
 		const struct sockaddr_in6 *d6 = (const struct sockaddr_in6 *)&fl.dst;
@@ -64,6 +66,16 @@ static uint32_t tun_hold(const void *st)
 	return ((const struct tun_st *)st)->ref;
 }
 
+static bool tun_client(const void *st, struct sockaddr_storage *out)
+{
+	const struct tun_st *s = st;
+
+	if (s->app.ss_family == AF_UNSPEC)
+		return false;
+	*out = s->app;
+	return true;
+}
+
 static void tun_release(const struct inbound *in, uint32_t ref)
 {
 	struct tun_dev *d = tun_dev_of(in);
@@ -83,4 +95,5 @@ const struct inbound_ops inbound_tun_ops = {
         .reply = inbound_nohs_reply,
         .hold = tun_hold,
         .release = tun_release,
+        .client = tun_client,
 };

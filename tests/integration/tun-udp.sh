@@ -213,5 +213,10 @@ expect_eq mapped/tcp-v6-through-name "$(ip netns exec "$N" curl -s -m 5 "http://
 stop_spliced
 if grep -q "target=localhost:$HTTPL_PORT" "$SPLICED_LOG"; then pass mapped/routed-by-name
 else fail mapped/routed-by-name "$(grep 'inbound=t' "$SPLICED_LOG" | head -n 2)"; fi
+# the access log names the app (198.18.0.1, the TUN's address it sent from), not its fake source
+if grep -q "inbound=t client=198.18.0.1:[0-9]* .*target=localhost" "$SPLICED_LOG" &&
+	grep -q "inbound=t client=\[fdfe:5370::1\]:[0-9]* .*target=localhost" "$SPLICED_LOG"; then
+	pass access-log-shows-the-app
+else fail access-log-shows-the-app "$(grep 'inbound=t' "$SPLICED_LOG" | head -n 2)"; fi
 expect_clean_log mapped/clean-log "$SPLICED_LOG"
 finish
