@@ -65,8 +65,8 @@ int listener_open(struct worker *w, unsigned i, struct listener **out)
 	if (!ls)
 		return -ENOMEM;
 	if (in->type == INBOUND_TUN) {
-		/* bound to the device, on the port every worker shares (tun_dev.c) */
-		fd = tun_dev_listen_socket(tun_dev_get(i));
+		/* bound to the device, on a port of this worker's own (tun_dev.c) */
+		fd = tun_dev_listen_socket(tun_dev_get(i), w->id);
 		if (fd < 0) {
 			log_error("inbound %s: cannot listen on its TUN: %s", in->name,
 			          strerror(-fd));
@@ -119,7 +119,9 @@ int listener_open(struct worker *w, unsigned i, struct listener **out)
 bound:
 	if (listen(fd, LISTEN_BACKLOG) < 0)
 		goto fail;
-	if (w->cfg->accept_steering == STEER_CPU && w->srv->n_workers > 1)
+	/* a tun inbound's listeners are one per worker already (tun_dev_listen_socket()) */
+	if (w->cfg->accept_steering == STEER_CPU && w->srv->n_workers > 1 &&
+	    in->type != INBOUND_TUN)
 		steer_by_cpu(fd, (unsigned)w->srv->n_workers, in->name);
 	ret = loop_add(&w->loop, &ls->obj, LOOP_KIND_LISTENER);
 	if (ret < 0) {

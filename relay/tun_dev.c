@@ -481,10 +481,10 @@ void tun_devs_destroy(void)
 	}
 }
 
-int tun_dev_listen_socket(struct tun_dev *d)
+int tun_dev_listen_socket(struct tun_dev *d, int w_id)
 {
 	const char *ifname = d->tun.name;
-	int one = 1, zero = 0, fd, ret;
+	int zero = 0, fd, ret;
 	struct sockaddr_storage ss;
 	socklen_t len;
 
@@ -499,7 +499,6 @@ int tun_dev_listen_socket(struct tun_dev *d)
 		/* dual stack: IPv4 flows arrive as ::ffff:a.b.c.d */
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
 		s6->sin6_family = AF_INET6;
-		s6->sin6_port = d->port;
 		len = sizeof(*s6);
 		d->listen_family = AF_INET6;
 	} else if (!d->addr[1].family) {
@@ -512,7 +511,6 @@ int tun_dev_listen_socket(struct tun_dev *d)
 			return ret;
 		}
 		s4->sin_family = AF_INET;
-		s4->sin_port = d->port;
 		len = sizeof(*s4);
 		d->listen_family = AF_INET;
 	} else {
@@ -524,19 +522,20 @@ int tun_dev_listen_socket(struct tun_dev *d)
 	/*
 	 * Bound to the device: only SYNs that came through the TUN (rewritten
 	 * by the NAT) reach it; a local process cannot connect to it, nor bind
-	 * the fake pool to impersonate a flow.
+	 * the fake pool to impersonate a flow. A port of its own per worker
+	 * (not one SO_REUSEPORT group, whose hash would pick any worker): the
+	 * worker whose queue reads a flow's SYN accepts and relays it too, so
+	 * a flow's TUN packets and its splices run in one thread, with no
+	 * wake-up of another for each 64 KiB (bench/tun: see tun.md).
 	 */
 	if (setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, ifname, (socklen_t)strlen(ifname)) < 0 ||
-	    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) < 0 ||
 	    bind(fd, (struct sockaddr *)&ss, len) < 0)
 		goto fail;
-	if (!d->port) {
-		len = sizeof(ss);
-		if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
-			goto fail;
-		d->port = ((struct sockaddr_in6 *)&ss)->sin6_port; /* same offset in sockaddr_in */
-		nat_set_port(&d->nat, d->port);
-	}
+	len = sizeof(ss);
+	if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
+		goto fail;
+	/* same offset in sockaddr_in */
+	nat_set_port(&d->nat, (unsigned)w_id, ((struct sockaddr_in6 *)&ss)->sin6_port);
 	return fd;
 fail:
 	ret = -errno;

@@ -62,7 +62,6 @@ struct tun_dev {
 	struct routing_set routes;
 	bool routes_ready;
 	int listen_family;  /* AF_INET6 (dual-stack) or AF_INET (no IPv6 in this kernel) */
-	uint16_t port;      /* the listener's port, network order; 0 until the first binds */
 	int old_valid_mark; /* net.ipv4.conf.all.src_valid_mark before auto-route (-1: untouched) */
 	int nsfd, hostfd;   /* netns: the device's namespace and ours (-1: no netns) */
 	/* the TUN's own addresses (family 0: none) */
@@ -89,10 +88,11 @@ struct tun_dev *tun_dev_get(unsigned inbound);
 struct tun_dev *tun_dev_of(const struct inbound *in);
 
 /*
- * A listening socket for worker `w_id` of the device: [::]:port (dual
- * stack) bound to the TUN (SO_BINDTODEVICE), SO_REUSEPORT; the first one
- * picks the port. fd or -errno.
+ * A listening socket for worker w_id (called in worker order) of the
+ * device: [::]:port (dual stack) bound to the TUN (SO_BINDTODEVICE), a port
+ * of its own, which the NAT sends the flows whose SYN this worker read to.
+ * fd or -errno.
  */
-int tun_dev_listen_socket(struct tun_dev *d);
+int tun_dev_listen_socket(struct tun_dev *d, int w_id);
 
 #endif

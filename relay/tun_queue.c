@@ -125,7 +125,7 @@ static void tcp(struct tun_queue *q, struct packet_view *v, struct packet_vnet *
 		if (r == NAT_PASS)
 			q->st->tcp_listener++;
 	} else {
-		r = nat_from_app(nat, v, partial, q->w->loop.now_ms);
+		r = nat_from_app(nat, v, partial, q->w->loop.now_ms, (unsigned)q->w->id);
 		if (r == NAT_PASS)
 			q->st->tcp_app++;
 	}

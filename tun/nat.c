@@ -93,9 +93,13 @@ void nat_destroy(struct nat *n)
 	n->buckets = NULL;
 }
 
-void nat_set_port(struct nat *n, uint16_t port_be)
+void nat_set_port(struct nat *n, unsigned i, uint16_t port_be)
 {
-	n->cfg.port = port_be;
+	if (i >= NAT_MAX_LISTENERS)
+		return;
+	n->cfg.ports[i] = port_be;
+	if (n->cfg.n_ports <= i)
+		n->cfg.n_ports = i + 1;
 }
 
 /* Milliseconds since nat_init(), the entries' clock. */
@@ -303,11 +307,16 @@ bool nat_is_listener(const struct nat *n, const struct packet_view *v)
 	uint16_t sport;
 
 	memcpy(&sport, v->l4, 2);
-	return n->cfg.fam[f].on && sport == n->cfg.port &&
-	       !memcmp(packet_src(v), n->cfg.fam[f].listen, packet_addr_len(v));
+	if (!n->cfg.fam[f].on || memcmp(packet_src(v), n->cfg.fam[f].listen, packet_addr_len(v)))
+		return false;
+	for (unsigned i = 0; i < n->cfg.n_ports; i++)
+		if (sport == n->cfg.ports[i])
+			return true;
+	return false;
 }
 
-enum nat_verdict nat_from_app(struct nat *n, struct packet_view *v, bool partial, uint64_t now_ms)
+enum nat_verdict nat_from_app(struct nat *n, struct packet_view *v, bool partial, uint64_t now_ms,
+                              unsigned listener)
 {
 	int f = fam_index(v->family);
 	size_t alen = packet_addr_len(v);
@@ -369,6 +378,7 @@ enum nat_verdict nat_from_app(struct nat *n, struct packet_view *v, bool partial
 		e->dport = dport;
 		e->state = NAT_EMBRYO;
 		e->hashed = true;
+		e->listener = (uint8_t)(listener < n->cfg.n_ports ? listener : 0);
 		e->hnext = n->buckets[b];
 		n->buckets[b] = id_of(n, e);
 		e->due = rel(n, now_ms) + n->cfg.embryo_ms;
@@ -391,7 +401,7 @@ enum nat_verdict nat_from_app(struct nat *n, struct packet_view *v, bool partial
 	}
 	fake_of(n, e, fake, &fport);
 	memcpy(listen, n->cfg.fam[f].listen, alen);
-	lport = n->cfg.port;
+	lport = n->cfg.ports[e->listener];
 	pthread_mutex_unlock(&n->lock);
 	rewrite(v, fake, fport, listen, lport, partial);
 	return NAT_PASS;

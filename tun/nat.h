@@ -61,6 +61,7 @@ enum nat_verdict {
 enum {
 	NAT_PORT_LO = 1024, /* fake ports: 1024..65535 */
 	NAT_PORTS = 65536 - NAT_PORT_LO,
+	NAT_MAX_LISTENERS = 256, /* [main] workers' maximum */
 };
 
 struct nat_cfg {
@@ -76,7 +77,14 @@ struct nat_cfg {
 		uint8_t pool[16];  /* first fake address */
 		uint64_t n_pool;   /* addresses in the pool */
 	} fam[2];
-	uint16_t port; /* the listener's port, network order (nat_set_port() if not known yet) */
+	/*
+	 * The listeners' ports, network order, one per worker (nat_set_port()):
+	 * a new flow goes to the listener of the worker whose queue read its SYN,
+	 * so that worker also accepts and relays it (no hand-over between
+	 * threads for its packets).
+	 */
+	uint16_t ports[NAT_MAX_LISTENERS];
+	unsigned n_ports;
 };
 
 struct nat_entry {
@@ -89,6 +97,7 @@ struct nat_entry {
 	uint8_t family;           /* 4 or 6 */
 	uint8_t state;            /* enum nat_state */
 	bool hashed;              /* in the hash (the tuple's current entry) */
+	uint8_t listener;         /* which listener (cfg.ports) its SYN went to */
 };
 
 /* The original flow behind an accepted connection. */
@@ -129,7 +138,8 @@ struct nat {
  */
 int nat_init(struct nat *n, const struct nat_cfg *cfg, uint64_t now_ms);
 void nat_destroy(struct nat *n);
-void nat_set_port(struct nat *n, uint16_t port_be);
+/* Listener i's port (network order); main thread, before any queue runs. */
+void nat_set_port(struct nat *n, unsigned i, uint16_t port_be);
 
 /*
  * Whether the TCP packet in v was sent by the listener (to a fake source),
@@ -139,8 +149,11 @@ bool nat_is_listener(const struct nat *n, const struct packet_view *v);
 /*
  * An app's TCP packet (v->proto == IPPROTO_TCP): rewrite it towards the
  * listener. partial: its checksum is a NEEDS_CSUM pseudo-header sum.
+ * listener: which listener (cfg.ports) a new flow goes to, the reading
+ * worker's; an existing flow keeps the one its first SYN got.
  */
-enum nat_verdict nat_from_app(struct nat *n, struct packet_view *v, bool partial, uint64_t now_ms);
+enum nat_verdict nat_from_app(struct nat *n, struct packet_view *v, bool partial, uint64_t now_ms,
+                              unsigned listener);
 /* The listener's TCP packet: rewrite it back towards the app. NAT_PASS or NAT_NO_FLOW. */
 enum nat_verdict nat_from_listener(struct nat *n, struct packet_view *v, bool partial);
 

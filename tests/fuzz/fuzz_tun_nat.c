@@ -15,7 +15,7 @@
  * of each accepted TCP packet, accept its flow (as the listener's accept
  * would, with the rewritten source as the peer), and release it. Bit 3:
  * the clock jumps a second per read, so embryos and lingering entries
- * expire mid-input. The table is small (64 entries, a pool of 2 IPv4
+ * expire mid-input. Bit 4: new flows go to the second listener. The table is small (64 entries, a pool of 2 IPv4
  * addresses and 2^20 IPv6 ones) and lives across inputs, so a run goes
  * through every state, capacity included. Every read is an exact-size heap
  * block: ASan sees any access outside it.
@@ -39,7 +39,9 @@ static void init(void)
 	memcpy(c.fam[1].pool, p6, 16);
 	c.fam[1].prefixlen = 64;
 	c.fam[1].n_pool = 1u << 20;
-	c.port = htons(40000);
+	c.ports[0] = htons(40000);
+	c.ports[1] = htons(40001);
+	c.n_ports = 2;
 	CHECK(nat_init(&nat, &c, now) == 0);
 }
 
@@ -91,7 +93,7 @@ static void one_read(uint8_t *buf, size_t n, uint8_t sel)
 		nat_from_listener(&nat, &v, partial);
 		return;
 	}
-	switch (nat_from_app(&nat, &v, partial, now)) {
+	switch (nat_from_app(&nat, &v, partial, now, (sel >> 4) & 1)) {
 	case NAT_FULL:
 		CHECK(packet_build_rst(out, &v) <= sizeof(out));
 		break;

@@ -63,7 +63,9 @@ static void init(struct nat *n, unsigned cap, uint64_t pool4)
 	memcpy(c.fam[1].pool, POOL6, 16);
 	c.fam[1].prefixlen = 64;
 	c.fam[1].n_pool = 1u << 20;
-	c.port = htons(LPORT);
+	c.ports[0] = htons(LPORT);
+	c.ports[1] = htons(LPORT + 1);
+	c.n_ports = 2;
 	T_EQ_INT(nat_init(n, &c, 1000), 0);
 }
 
@@ -140,7 +142,7 @@ static void test_flow(void)
 		len = seg(buf, fam, app, 5555, remote, 443, PACKET_TCP_SYN);
 		T_EQ_INT(packet_parse(buf, len, &v), PACKET_OK);
 		T_ASSERT(!nat_is_listener(&n, &v));
-		T_EQ_INT(nat_from_app(&n, &v, false, 1000), NAT_PASS);
+		T_EQ_INT(nat_from_app(&n, &v, false, 1000, 0), NAT_PASS);
 		T_ASSERT(l4_ok(&v));
 		T_EQ_MEM(packet_dst(&v), listen, alen);
 		T_EQ_INT(ntohs(*(uint16_t *)(v.l4 + 2)), LPORT);
@@ -151,7 +153,7 @@ static void test_flow(void)
 		/* A retransmitted SYN takes the same fake tuple. */
 		len = seg(buf, fam, app, 5555, remote, 443, PACKET_TCP_SYN);
 		packet_parse(buf, len, &v);
-		T_EQ_INT(nat_from_app(&n, &v, false, 1001), NAT_PASS);
+		T_EQ_INT(nat_from_app(&n, &v, false, 1001, 0), NAT_PASS);
 		T_EQ_MEM(packet_src(&v), fake, alen);
 		T_EQ_INT(nat_count(&n), 1);
 		/* The listener's SYN-ACK goes back as from the remote, to the app. */
@@ -184,7 +186,7 @@ static void test_flow(void)
 		T_EQ_INT(nat_count(&n), 1);
 		len = seg(buf, fam, app, 5555, remote, 443, PACKET_TCP_ACK);
 		packet_parse(buf, len, &v);
-		T_EQ_INT(nat_from_app(&n, &v, false, 3600 * 1000), NAT_PASS);
+		T_EQ_INT(nat_from_app(&n, &v, false, 3600 * 1000, 0), NAT_PASS);
 		/* Released: lingers 1 s (still translating), then is freed. */
 		nat_release(&n, ref, 3600 * 1000);
 		nat_release(&n, ref, 3600 * 1000); /* twice is harmless */
@@ -204,6 +206,39 @@ static void test_flow(void)
 	}
 }
 
+/* A new flow goes to the listener of the worker that read its SYN, and stays there. */
+static void test_listeners(void)
+{
+	struct nat n;
+	uint8_t buf[200], reply[200];
+	struct packet_view v, r;
+	uint16_t lport, fport;
+	size_t len;
+
+	init(&n, 64, 100);
+	len = seg(buf, 4, APP4, 4000, REMOTE4, 80, PACKET_TCP_SYN);
+	packet_parse(buf, len, &v);
+	T_EQ_INT(nat_from_app(&n, &v, false, 1000, 1), NAT_PASS);
+	memcpy(&lport, v.l4 + 2, 2);
+	memcpy(&fport, v.l4, 2);
+	T_EQ_INT(ntohs(lport), LPORT + 1);
+	/* the retransmitted SYN, read by another worker, keeps its listener */
+	len = seg(buf, 4, APP4, 4000, REMOTE4, 80, PACKET_TCP_SYN);
+	packet_parse(buf, len, &v);
+	T_EQ_INT(nat_from_app(&n, &v, false, 1001, 0), NAT_PASS);
+	memcpy(&lport, v.l4 + 2, 2);
+	T_EQ_INT(ntohs(lport), LPORT + 1);
+	/* both listeners' packets are recognised as the listener's */
+	len = seg(reply, 4, LISTEN4, LPORT + 1, packet_src(&v), ntohs(fport), PACKET_TCP_ACK);
+	packet_parse(reply, len, &r);
+	T_ASSERT(nat_is_listener(&n, &r));
+	T_EQ_INT(nat_from_listener(&n, &r, false), NAT_PASS);
+	len = seg(reply, 4, LISTEN4, LPORT + 2, POOL4, 1024, PACKET_TCP_ACK);
+	packet_parse(reply, len, &r);
+	T_ASSERT(!nat_is_listener(&n, &r));
+	nat_destroy(&n);
+}
+
 static void test_embryo_expires(void)
 {
 	struct nat n;
@@ -217,7 +252,7 @@ static void test_embryo_expires(void)
 	init(&n, 64, 100);
 	len = seg(buf, 4, APP4, 1, REMOTE4, 80, PACKET_TCP_SYN);
 	packet_parse(buf, len, &v);
-	T_EQ_INT(nat_from_app(&n, &v, false, 2000), NAT_PASS);
+	T_EQ_INT(nat_from_app(&n, &v, false, 2000, 0), NAT_PASS);
 	sa_of(&peer, &v);
 	nat_expire(&n, 2499);
 	T_EQ_INT(nat_count(&n), 1);
@@ -228,10 +263,10 @@ static void test_embryo_expires(void)
 	/* an embryo the app resets lingers (1 s here) instead of waiting out embryo_ms */
 	len = seg(buf, 4, APP4, 2, REMOTE4, 80, PACKET_TCP_SYN);
 	packet_parse(buf, len, &v);
-	T_EQ_INT(nat_from_app(&n, &v, false, 3000), NAT_PASS);
+	T_EQ_INT(nat_from_app(&n, &v, false, 3000, 0), NAT_PASS);
 	len = seg(buf, 4, APP4, 2, REMOTE4, 80, PACKET_TCP_RST);
 	packet_parse(buf, len, &v);
-	T_EQ_INT(nat_from_app(&n, &v, false, 3000), NAT_PASS);
+	T_EQ_INT(nat_from_app(&n, &v, false, 3000, 0), NAT_PASS);
 	nat_expire(&n, 3999);
 	T_EQ_INT(nat_count(&n), 1);
 	nat_expire(&n, 4000);
@@ -250,27 +285,27 @@ static void test_refusals(void)
 	/* not a SYN, no entry */
 	len = seg(buf, 4, APP4, 1, REMOTE4, 80, PACKET_TCP_ACK);
 	packet_parse(buf, len, &v);
-	T_EQ_INT(nat_from_app(&n, &v, false, 1000), NAT_NO_FLOW);
+	T_EQ_INT(nat_from_app(&n, &v, false, 1000, 0), NAT_NO_FLOW);
 	/* SYN+ACK is not a new flow either */
 	len = seg(buf, 4, APP4, 1, REMOTE4, 80, PACKET_TCP_SYN | PACKET_TCP_ACK);
 	packet_parse(buf, len, &v);
-	T_EQ_INT(nat_from_app(&n, &v, false, 1000), NAT_NO_FLOW);
+	T_EQ_INT(nat_from_app(&n, &v, false, 1000, 0), NAT_NO_FLOW);
 	/* to the pool or the listener itself */
 	len = seg(buf, 4, APP4, 1, inpool, 80, PACKET_TCP_SYN);
 	packet_parse(buf, len, &v);
-	T_EQ_INT(nat_from_app(&n, &v, false, 1000), NAT_BAD_DST);
+	T_EQ_INT(nat_from_app(&n, &v, false, 1000, 0), NAT_BAD_DST);
 	len = seg(buf, 4, APP4, 1, LISTEN4, 80, PACKET_TCP_SYN);
 	packet_parse(buf, len, &v);
-	T_EQ_INT(nat_from_app(&n, &v, false, 1000), NAT_BAD_DST);
+	T_EQ_INT(nat_from_app(&n, &v, false, 1000, 0), NAT_BAD_DST);
 	{
 		uint8_t edge[4] = {198, 19, 255, 255}, out[4] = {198, 20, 0, 0};
 
 		len = seg(buf, 4, APP4, 1, edge, 80, PACKET_TCP_SYN); /* the prefix's last */
 		packet_parse(buf, len, &v);
-		T_EQ_INT(nat_from_app(&n, &v, false, 1000), NAT_BAD_DST);
+		T_EQ_INT(nat_from_app(&n, &v, false, 1000, 0), NAT_BAD_DST);
 		len = seg(buf, 4, APP4, 1, out, 80, PACKET_TCP_SYN); /* just past it */
 		packet_parse(buf, len, &v);
-		T_EQ_INT(nat_from_app(&n, &v, false, 1000), NAT_PASS);
+		T_EQ_INT(nat_from_app(&n, &v, false, 1000, 0), NAT_PASS);
 		nat_expire(&n, 100000);
 	}
 	/* a listener packet to a fake tuple no entry holds */
@@ -300,18 +335,18 @@ static void test_capacity_and_reuse(void)
 	for (int i = 0; i < 8; i++) {
 		len = seg(buf, 4, APP4, (uint16_t)(100 + i), REMOTE4, 80, PACKET_TCP_SYN);
 		packet_parse(buf, len, &v);
-		T_EQ_INT(nat_from_app(&n, &v, false, 1000), NAT_PASS);
+		T_EQ_INT(nat_from_app(&n, &v, false, 1000, 0), NAT_PASS);
 	}
 	len = seg(buf, 4, APP4, 999, REMOTE4, 80, PACKET_TCP_SYN);
 	packet_parse(buf, len, &v);
-	T_EQ_INT(nat_from_app(&n, &v, false, 1000), NAT_FULL);
+	T_EQ_INT(nat_from_app(&n, &v, false, 1000, 0), NAT_FULL);
 	T_EQ_INT(n.st.full, 1);
 	nat_expire(&n, 2000);
 	T_EQ_INT(nat_count(&n), 0);
 
 	len = seg(buf, 4, APP4, 7, REMOTE4, 80, PACKET_TCP_SYN);
 	packet_parse(buf, len, &v);
-	T_EQ_INT(nat_from_app(&n, &v, false, 3000), NAT_PASS);
+	T_EQ_INT(nat_from_app(&n, &v, false, 3000, 0), NAT_PASS);
 	memcpy(fake1, packet_src(&v), 4);
 	memcpy(&p1, v.l4, 2);
 	sa_of(&peer, &v);
@@ -320,7 +355,7 @@ static void test_capacity_and_reuse(void)
 	/* the same app tuple again while the old entry lingers */
 	len = seg(buf, 4, APP4, 7, REMOTE4, 80, PACKET_TCP_SYN);
 	packet_parse(buf, len, &v);
-	T_EQ_INT(nat_from_app(&n, &v, false, 3100), NAT_PASS);
+	T_EQ_INT(nat_from_app(&n, &v, false, 3100, 0), NAT_PASS);
 	memcpy(fake2, packet_src(&v), 4);
 	memcpy(&p2, v.l4, 2);
 	T_ASSERT(memcmp(fake1, fake2, 4) != 0 || p1 != p2);
@@ -346,7 +381,7 @@ static void test_fake_tuples(void)
 	for (int i = 0; i < CAP; i++) {
 		len = seg(buf, 4, APP4, (uint16_t)(i + 1), REMOTE4, 80, PACKET_TCP_SYN);
 		packet_parse(buf, len, &v);
-		T_EQ_INT(nat_from_app(&n, &v, false, 1000), NAT_PASS);
+		T_EQ_INT(nat_from_app(&n, &v, false, 1000, 0), NAT_PASS);
 		memcpy(seen[i], packet_src(&v), 4);
 		memcpy(seen[i] + 4, v.l4, 2);
 		if (packet_src(&v)[3] < 3 || packet_src(&v)[3] > 5)
@@ -361,7 +396,7 @@ static void test_fake_tuples(void)
 	/* index 0 again, another tuple */
 	len = seg(buf, 4, APP4, 1, REMOTE4, 80, PACKET_TCP_SYN);
 	packet_parse(buf, len, &v);
-	T_EQ_INT(nat_from_app(&n, &v, false, 6000), NAT_PASS);
+	T_EQ_INT(nat_from_app(&n, &v, false, 6000, 0), NAT_PASS);
 	T_ASSERT(memcmp(packet_src(&v), seen[CAP - 1], 4) || memcmp(v.l4, seen[CAP - 1] + 4, 2));
 	T_ASSERT(memcmp(packet_src(&v), seen[0], 4) || memcmp(v.l4, seen[0] + 4, 2));
 	nat_destroy(&n);
@@ -391,7 +426,7 @@ static void test_partial(void)
 		/* what the kernel leaves for NEEDS_CSUM: the folded pseudo-header sum */
 		c = packet_csum_fold(packet_pseudo_sum(v.ip, fam == 6, IPPROTO_TCP, v.l4len));
 		memcpy(csum, &c, 2);
-		T_EQ_INT(nat_from_app(&n, &v, true, 1000), NAT_PASS);
+		T_EQ_INT(nat_from_app(&n, &v, true, 1000, 0), NAT_PASS);
 		c = (uint16_t)~packet_csum_fold(packet_csum_add(0, v.l4, v.l4len));
 		memcpy(csum, &c, 2);
 		T_ASSERT(l4_ok(&v));
@@ -406,6 +441,7 @@ int main(void)
 	inet_pton(AF_INET6, "fdfe:5370::1", APP6);
 	inet_pton(AF_INET6, "2001:db8::7", REMOTE6);
 	T_RUN(test_flow);
+	T_RUN(test_listeners);
 	T_RUN(test_embryo_expires);
 	T_RUN(test_refusals);
 	T_RUN(test_capacity_and_reuse);
