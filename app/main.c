@@ -25,6 +25,7 @@
 #include "loop.h"
 #include "privdrop.h"
 #include "sdnotify.h"
+#include "tun_dev.h"
 #include "resolve.h"
 #include "wg_cli.h"
 #include "wg_hosted.h"
@@ -57,9 +58,9 @@ static const char usage_text[] =
         "  SIGHUP             re-read every inbound's users file; open connections are\n"
         "                     untouched; on error the previous users stay in force.\n"
         "                     Reopens the access-log file by its name.\n"
-        "  SIGUSR1            print the counters of every user who logged in and of\n"
-        "                     every [wireguard] interface, and reopen the access-log\n"
-        "                     file (for log rotation).\n"
+        "  SIGUSR1            print the counters of every user who logged in, of\n"
+        "                     every tun inbound and of every [wireguard] interface,\n"
+        "                     and reopen the access-log file (for log rotation).\n"
         "\n"
         "Exit status: 0 after a clean stop, 1 on a runtime error (cannot listen,\n"
         "io_uring unavailable with backend = io_uring), 2 on a usage or configuration\n"
@@ -259,7 +260,7 @@ static void warn_open_inbounds(const struct config *cfg)
 	char addr[SA_STR_MAX];
 
 	for (size_t i = 0; i < cfg->n_inbounds; i++)
-		if (access_open_to_all(&cfg->inbounds[i]))
+		if (cfg->inbounds[i].type != INBOUND_TUN && access_open_to_all(&cfg->inbounds[i]))
 			log_warn("inbound %s listens on %s without users or allow: anyone who can "
 			         "reach it can use the proxy",
 			         cfg->inbounds[i].name, sa_str(&cfg->inbounds[i].listen, addr));
@@ -323,6 +324,8 @@ static int create_workers(struct server *srv)
 		}
 	}
 	for (size_t j = 0; j < cfg->n_inbounds; j++) {
+		if (cfg->inbounds[j].type == INBOUND_TUN)
+			continue; /* tun_dev.c said where */
 		log_info("inbound %s (%s) listening on %s", cfg->inbounds[j].name,
 		         inbound_ops(cfg->inbounds[j].type)->name,
 		         sa_str(&cfg->inbounds[j].listen, addr));
@@ -416,6 +419,7 @@ static int serve(struct running *r, sigset_t *sigs)
 		}
 		if (sig == SIGUSR1) {
 			user_accts_log(srv->accts, LOG_INFO);
+			tun_devs_log_stats();
 			if (srv->cfg->n_wireguards)
 				wg_hosted_dump_stats(r->wg);
 			else
@@ -460,6 +464,10 @@ static int start(struct running *r)
 	int ret;
 
 	ret = wg_hosted_create(cfg, &r->wg);
+	if (ret < 0)
+		return ret;
+	/* TUN devices, their routes and rules: before the workers, which take a queue each. */
+	ret = tun_devs_create(cfg, worker_count(cfg));
 	if (ret < 0)
 		return ret;
 	if (cfg->n_inbounds) {
@@ -613,6 +621,9 @@ int main(int argc, char **argv)
 	wg_hosted_stop(run.wg);
 	if (cfg->n_inbounds && srv.workers)
 		log_stats(&srv);
+	tun_devs_log_stats();
+	/* Rules and routes removed, sysctls restored: the workers took their queues along. */
+	tun_devs_destroy();
 	for (int i = 0; i < srv.n_workers; i++)
 		worker_destroy(&srv.workers[i]);
 	free(srv.workers);

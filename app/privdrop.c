@@ -125,6 +125,11 @@ static void needs_of(const struct config *cfg, const struct config *bound,
 			privdrop_need(out, CAP_NET_RAW, o->line,
 			              "bind-interface (SO_BINDTODEVICE before Linux 5.7)");
 	}
+	for (size_t i = 0; i < cfg->n_inbounds; i++)
+		if (cfg->inbounds[i].type == INBOUND_TUN)
+			privdrop_need(
+			        out, CAP_NET_ADMIN, cfg->inbounds[i].line,
+			        "type = tun (rules removed at exit, SO_MARK with auto-route)");
 	for (size_t i = 0; i < cfg->n_wireguards; i++)
 		privdrop_need(out, CAP_NET_ADMIN, cfg->wireguards[i].line,
 		              "[wireguard] (routes and rules removed at exit, `wg set` rebinds)");

@@ -52,6 +52,14 @@ void alog_begin(struct conn *c)
 		c->log->client.sa.sa_family = AF_UNSPEC;
 }
 
+void alog_client(struct conn *c, const struct sockaddr_storage *sa)
+{
+	if (c->log)
+		memcpy(&c->log->client, sa,
+		       sa->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+		                                 : sizeof(struct sockaddr_in));
+}
+
 void alog_user(struct conn *c, const char *user)
 {
 	if (c->log && user)

@@ -42,6 +42,8 @@ int alog_open(const char *path);
 void alog_begin(struct conn *c);
 void alog_user(struct conn *c, const char *user);
 void alog_target(struct conn *c, const struct proto_target *t);
+/* The client is not the accepted socket's peer but sa (an inbound's client() said so). */
+void alog_client(struct conn *c, const struct sockaddr_storage *sa);
 void alog_remote(struct conn *c, int fd);
 /* The first reason given wins. */
 void alog_result(struct conn *c, const char *why);

@@ -147,6 +147,7 @@ static void open_named(struct parser *p, enum section_kind kind, const char *nam
 		snprintf(in->name, sizeof(in->name), "%s", name);
 		in->outbound = -1;
 		in->line = p->line;
+		config_tun_defaults(in);
 		p->keys = config_inbound_keys;
 	} else {
 		struct outbound *o = cur_out(p);
@@ -420,14 +421,14 @@ static int on_key(void *user, const char *section, const char *name, const char 
 		config_err(p, p->line, config_quote(q, name), "unknown key");
 		return 1;
 	}
-	if ((p->seen & 1u << i) && !p->keys[i].repeat) {
+	if ((p->seen & KEY_BIT(i)) && !p->keys[i].repeat) {
 		config_err(p, p->line, name, "duplicate key (first set on line %d)",
 		           p->key_line[i]);
 		return 1;
 	}
-	if (!(p->seen & 1u << i))
+	if (!(p->seen & KEY_BIT(i)))
 		p->key_line[i] = p->line;
-	p->seen |= 1u << i;
+	p->seen |= KEY_BIT(i);
 	p->key = p->keys[i].name;
 	if (!*value)
 		kerr(p, "needs a value");
@@ -546,6 +547,7 @@ static int parse(struct parser *p)
 	add_implicit(p, "direct", OUTBOUND_DIRECT);
 	add_implicit(p, "block", OUTBOUND_BLOCK);
 	resolve_refs(p);
+	config_tun_finish(p);
 	if (p->c->route_default < 0)
 		p->c->route_default = config_outbound_index(p->c, "direct");
 	return p->errors ? -EINVAL : 0;
@@ -627,6 +629,8 @@ void config_free(struct config *c)
 		free(in->users_file);
 		free(in->target_host);
 		free(in->allow);
+		free(in->tun.routes);
+		free(in->tun.netns);
 	}
 	for (size_t i = 0; i < c->n_wireguards; i++)
 		free(c->wireguards[i].conf);

@@ -36,6 +36,7 @@ enum inbound_type {
 	INBOUND_MIXED,
 	INBOUND_REDIRECT, /* nftables REDIRECT/DNAT: the target is SO_ORIGINAL_DST */
 	INBOUND_TPROXY,   /* nftables TPROXY: the target is the accepted socket's own address */
+	INBOUND_TUN, /* a TUN device: every app's TCP through it (tun2socks; relay/tun_dev.c) */
 };
 enum outbound_type { OUTBOUND_DIRECT = 1, OUTBOUND_SOCKS5, OUTBOUND_BLOCK, OUTBOUND_HTTP };
 
@@ -44,6 +45,30 @@ struct cidr {
 	int family;
 	uint8_t addr[16];
 	uint8_t prefix;
+};
+
+/* type = tun: the device, its addresses and routes (docs/tun.md). */
+enum { TUN_CONF_MAX_ROUTES = 64 };
+struct inbound_tun {
+	char ifname[CONFIG_IFNAME_MAX + 1]; /* name (default tun0) */
+	unsigned mtu;                       /* mtu (default 8500) */
+	struct cidr addr[2];                /* address: [0] IPv4, [1] IPv6 (family 0: none) */
+	bool addr_given;                    /* address was set (else the defaults) */
+	struct cidr *routes;                /* routes: prefixes sent into the TUN */
+	size_t n_routes;
+	bool auto_route;    /* a default route through the TUN (wg-quick's rule pair) */
+	uint32_t table;     /* auto-route's table */
+	uint32_t priority;  /* its rules' priorities: this and the next */
+	uint32_t fwmark;    /* the mark every socket of spliced carries with auto-route */
+	unsigned queues;    /* 0: one per worker */
+	bool offload;       /* IFF_VNET_HDR with checksum and TSO offloads */
+	unsigned max_flows; /* TCP flows at once (NAT entries) */
+	unsigned linger_ms; /* a NAT entry's life after its connection closed */
+	unsigned txqlen;    /* the device's transmit queue (packets) */
+	char *netns;        /* netns: the namespace the device goes to (a path), or NULL */
+	struct sockaddr_storage dns_server; /* dns-server: queries to the DNS address go here */
+	bool dns_hijack;                    /* dns-hijack: every UDP :53 goes to dns_server */
+	bool mapped_dns; /* mapped-dns: A/AAAA answered from the prefix's upper half */
 };
 
 struct inbound {
@@ -70,7 +95,8 @@ struct inbound {
 	/* TCP options of accepted sockets: keepalive (keepalive_set: else [main]'s), TCP_USER_TIMEOUT */
 	bool keepalive_set;
 	unsigned keepalive_ms, user_timeout_ms;
-	int line; /* where the section starts, for messages */
+	struct inbound_tun tun; /* type = tun */
+	int line;               /* where the section starts, for messages */
 };
 
 enum outbound_udp {
@@ -176,6 +202,12 @@ struct config {
 	enum accept_steering accept_steering;
 	bool splice; /* relay plain legs with splice(2); no: through user-space buffers */
 	enum config_backend backend; /* io_uring, epoll, or auto (epoll where io_uring fails) */
+	/*
+	 * SO_MARK on every socket spliced opens (outbound legs, UDP, the
+	 * resolver's): a tun inbound's fwmark with auto-route, so nothing of
+	 * spliced's own loops into its TUN. 0: none.
+	 */
+	uint32_t auto_mark;
 	/* user / group: whom to run as once set up (privdrop.c); run_as false = stay root */
 	bool run_as;
 	uid_t run_uid;

@@ -4,6 +4,7 @@
 #define SPLICED_CONFIG_INTERNAL_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "config.h"
@@ -11,7 +12,7 @@
 enum config_message_limits {
 	QUOTE_BYTES = 84,         /* values echoed in messages are cut at 80 bytes */
 	LABEL_BYTES = 2 * 84 + 8, /* "[TYPE NAME]", both parts quoted (QUOTE_BYTES) */
-	KEYS_PER_SECTION = 32,    /* one bit each in parser.seen */
+	KEYS_PER_SECTION = 64,    /* one bit each in parser.seen */
 };
 
 enum section_kind {
@@ -60,12 +61,14 @@ struct parser {
 	size_t idx;
 	int sec_line, main_line, route_line;
 	char label[LABEL_BYTES];
-	unsigned seen;
+	uint64_t seen; /* bit i: keys[i] was given (KEY_BIT) */
 	int key_line[KEYS_PER_SECTION];
 	const char *key;
 	struct ref *refs;
 	size_t n_refs, cap_rules;
 };
+
+#define KEY_BIT(i) (UINT64_C(1) << (i))
 
 /* Copies v for a message: at most 80 bytes, non-printable bytes as '?'. */
 const char *config_quote(char out[QUOTE_BYTES], const char *v);
@@ -87,6 +90,28 @@ void config_get_duration(struct parser *p, const char *v, unsigned min, unsigned
 void config_close_inbound(struct parser *p);
 void config_close_outbound(struct parser *p);
 void config_close_wireguard(struct parser *p);
+/* type = tun (config_tun.c): its keys, then its defaults and checks at the end of the section. */
+void config_tun_set_name(struct parser *p, const char *v);
+void config_tun_set_mtu(struct parser *p, const char *v);
+void config_tun_set_address(struct parser *p, const char *v);
+void config_tun_set_routes(struct parser *p, const char *v);
+void config_tun_set_auto_route(struct parser *p, const char *v);
+void config_tun_set_table(struct parser *p, const char *v);
+void config_tun_set_priority(struct parser *p, const char *v);
+void config_tun_set_fwmark(struct parser *p, const char *v);
+void config_tun_set_queues(struct parser *p, const char *v);
+void config_tun_set_offload(struct parser *p, const char *v);
+void config_tun_set_max_flows(struct parser *p, const char *v);
+void config_tun_set_linger(struct parser *p, const char *v);
+void config_tun_set_txqlen(struct parser *p, const char *v);
+void config_tun_set_netns(struct parser *p, const char *v);
+void config_tun_set_dns_server(struct parser *p, const char *v);
+void config_tun_set_dns_hijack(struct parser *p, const char *v);
+void config_tun_set_mapped_dns(struct parser *p, const char *v);
+void config_tun_defaults(struct inbound *in);
+void config_tun_close(struct parser *p);
+/* After every section: the tun inbounds against each other, and auto_mark. */
+void config_tun_finish(struct parser *p);
 /* v made absolute against the config file's directory; NULL (after kerr) on error. */
 char *config_path(struct parser *p, const char *v);
 

@@ -36,7 +36,8 @@ static void add_ref(struct parser *p, enum ref_kind kind, size_t idx, const char
 
 static const char *const inbound_types[] = {
         [INBOUND_SOCKS5] = "socks5", [INBOUND_HTTP] = "http",         [INBOUND_FORWARD] = "forward",
-        [INBOUND_MIXED] = "mixed",   [INBOUND_REDIRECT] = "redirect", [INBOUND_TPROXY] = "tproxy"};
+        [INBOUND_MIXED] = "mixed",   [INBOUND_REDIRECT] = "redirect", [INBOUND_TPROXY] = "tproxy",
+        [INBOUND_TUN] = "tun"};
 static const char *const outbound_types[] = {[OUTBOUND_DIRECT] = "direct",
                                              [OUTBOUND_SOCKS5] = "socks5",
                                              [OUTBOUND_BLOCK] = "block",
@@ -46,13 +47,13 @@ static void set_in_type(struct parser *p, const char *v)
 {
 	char q[QUOTE_BYTES];
 
-	for (int t = INBOUND_SOCKS5; t <= INBOUND_TPROXY; t++) {
+	for (int t = INBOUND_SOCKS5; t <= INBOUND_TUN; t++) {
 		if (strcmp(v, inbound_types[t]) == 0) {
 			cur_in(p)->type = (enum inbound_type)t;
 			return;
 		}
 	}
-	kerr(p, "\"%s\" is not one of socks5, http, mixed, forward, redirect, tproxy",
+	kerr(p, "\"%s\" is not one of socks5, http, mixed, forward, redirect, tproxy, tun",
 	     config_quote(q, v));
 }
 
@@ -253,29 +254,49 @@ static void set_in_user_timeout(struct parser *p, const char *v)
 enum {
 	AUTH_INBOUNDS = 1u << INBOUND_SOCKS5 | 1u << INBOUND_HTTP | 1u << INBOUND_MIXED,
 	SOCKS5_ONLY = 1u << INBOUND_SOCKS5 | 1u << INBOUND_MIXED, /* the keys of its SOCKS5 side */
-	UDP_INBOUNDS = SOCKS5_ONLY | 1u << INBOUND_TPROXY,
+	UDP_INBOUNDS = SOCKS5_ONLY | 1u << INBOUND_TPROXY | 1u << INBOUND_TUN,
 	FORWARD_ONLY = 1u << INBOUND_FORWARD,
 	DIRECT_ONLY = 1u << OUTBOUND_DIRECT,
 	PROXY_OUTBOUNDS = 1u << OUTBOUND_SOCKS5 | 1u << OUTBOUND_HTTP,
 	SOCKS5_OUT = 1u << OUTBOUND_SOCKS5,
 	CONNECTING_OUTBOUNDS = 1u << OUTBOUND_DIRECT | PROXY_OUTBOUNDS, /* not block */
+	TUN_ONLY = 1u << INBOUND_TUN,
+	LISTENING = ~TUN_ONLY, /* every inbound with a listen address */
 };
 
 /* Order matters: config_close_inbound() names keys by index (IN_*). */
 enum { IN_TYPE, IN_LISTEN, IN_USER, IN_USERS, IN_TARGET, IN_OUTBOUND, IN_ALLOW, IN_UDP };
 const struct key config_inbound_keys[] = {
         [IN_TYPE] = {"type", set_in_type, false, 0},
-        [IN_LISTEN] = {"listen", set_listen, false, 0},
+        [IN_LISTEN] = {"listen", set_listen, false, LISTENING},
         [IN_USER] = {"user", set_user, true, AUTH_INBOUNDS},
         [IN_USERS] = {"users", set_users, false, AUTH_INBOUNDS},
         [IN_TARGET] = {"target", set_target, false, FORWARD_ONLY},
         [IN_OUTBOUND] = {"outbound", set_in_outbound, false, 0},
-        [IN_ALLOW] = {"allow", set_allow, true, 0},
+        [IN_ALLOW] = {"allow", set_allow, true, LISTENING},
         [IN_UDP] = {"udp", set_udp, false, UDP_INBOUNDS},
         {"udp-advertise", set_udp_advertise, false, SOCKS5_ONLY},
         {"udp-ports", set_udp_ports, false, SOCKS5_ONLY},
         {"keepalive", set_in_keepalive, false, 0},
         {"user-timeout", set_in_user_timeout, false, 0},
+        /* type = tun (config_tun.c) */
+        {"name", config_tun_set_name, false, TUN_ONLY},
+        {"mtu", config_tun_set_mtu, false, TUN_ONLY},
+        {"address", config_tun_set_address, true, TUN_ONLY},
+        {"routes", config_tun_set_routes, true, TUN_ONLY},
+        {"auto-route", config_tun_set_auto_route, false, TUN_ONLY},
+        {"table", config_tun_set_table, false, TUN_ONLY},
+        {"rule-priority", config_tun_set_priority, false, TUN_ONLY},
+        {"fwmark", config_tun_set_fwmark, false, TUN_ONLY},
+        {"queues", config_tun_set_queues, false, TUN_ONLY},
+        {"offload", config_tun_set_offload, false, TUN_ONLY},
+        {"max-flows", config_tun_set_max_flows, false, TUN_ONLY},
+        {"flow-linger", config_tun_set_linger, false, TUN_ONLY},
+        {"tx-queue-len", config_tun_set_txqlen, false, TUN_ONLY},
+        {"netns", config_tun_set_netns, false, TUN_ONLY},
+        {"dns-server", config_tun_set_dns_server, false, TUN_ONLY},
+        {"dns-hijack", config_tun_set_dns_hijack, false, TUN_ONLY},
+        {"mapped-dns", config_tun_set_mapped_dns, false, TUN_ONLY},
         {NULL, NULL, false, 0},
 };
 
@@ -575,7 +596,7 @@ const struct key config_route_keys[] = {
 static void check_key_types(struct parser *p, unsigned type, const char *type_name)
 {
 	for (int i = 0; p->keys[i].name; i++) {
-		if ((p->seen & 1u << i) && p->keys[i].types && !(p->keys[i].types & 1u << type))
+		if ((p->seen & KEY_BIT(i)) && p->keys[i].types && !(p->keys[i].types & 1u << type))
 			config_err(p, p->key_line[i], p->keys[i].name, "not valid with type = %s",
 			           type_name);
 	}
@@ -583,7 +604,7 @@ static void check_key_types(struct parser *p, unsigned type, const char *type_na
 
 static void require(struct parser *p, int key)
 {
-	if (!(p->seen & 1u << key))
+	if (!(p->seen & KEY_BIT(key)))
 		config_err(p, p->sec_line, p->keys[key].name, "required key is missing");
 }
 
@@ -696,6 +717,14 @@ void config_close_inbound(struct parser *p)
 	struct inbound *in = cur_in(p);
 
 	require(p, IN_TYPE);
+	if (in->type == INBOUND_TUN) {
+		check_key_types(p, in->type, inbound_types[in->type]);
+		/* a tun2socks without UDP breaks DNS and QUIC (socks5's default is off) */
+		if (!(p->seen & KEY_BIT(IN_UDP)))
+			in->udp = true;
+		config_tun_close(p);
+		return;
+	}
 	require(p, IN_LISTEN);
 	if (in->type)
 		check_key_types(p, in->type, inbound_types[in->type]);
@@ -739,9 +768,9 @@ void config_close_outbound(struct parser *p)
 	if (o->type != OUTBOUND_SOCKS5 && o->type != OUTBOUND_HTTP)
 		return;
 	require(p, OUT_SERVER);
-	if ((p->seen & 1u << OUT_USERNAME) && !(p->seen & 1u << OUT_PASSWORD))
+	if ((p->seen & KEY_BIT(OUT_USERNAME)) && !(p->seen & KEY_BIT(OUT_PASSWORD)))
 		config_err(p, p->key_line[OUT_USERNAME], "username", "set without password");
-	if (!(p->seen & 1u << OUT_USERNAME) && (p->seen & 1u << OUT_PASSWORD))
+	if (!(p->seen & KEY_BIT(OUT_USERNAME)) && (p->seen & KEY_BIT(OUT_PASSWORD)))
 		config_err(p, p->key_line[OUT_PASSWORD], "password", "set without username");
 }
 

@@ -329,7 +329,7 @@ static void set_run_user(struct parser *p, const char *v)
 	c->run_uid = res ? res->pw_uid : id;
 	snprintf(c->run_user, sizeof(c->run_user), "%s", res ? res->pw_name : v);
 	c->user_line = p->line;
-	if (!(p->seen & 1u << MAIN_GROUP))
+	if (!(p->seen & KEY_BIT(MAIN_GROUP)))
 		c->run_gid = res ? res->pw_gid : (gid_t)-1;
 }
 
@@ -365,9 +365,9 @@ void config_close_main(struct parser *p)
 {
 	const struct config *c = p->c;
 
-	if ((p->seen & 1u << MAIN_GROUP) && !(p->seen & 1u << MAIN_USER))
+	if ((p->seen & KEY_BIT(MAIN_GROUP)) && !(p->seen & KEY_BIT(MAIN_USER)))
 		config_err(p, p->key_line[MAIN_GROUP], "group", "set without user");
-	else if (c->run_as && !(p->seen & 1u << MAIN_GROUP) && c->run_gid == (gid_t)-1)
+	else if (c->run_as && !(p->seen & KEY_BIT(MAIN_GROUP)) && c->run_gid == (gid_t)-1)
 		config_err(p, c->user_line, "user", "uid %u has no passwd entry: set group",
 		           (unsigned)c->run_uid);
 	else if (c->run_as && c->run_gid == 0)

@@ -138,6 +138,15 @@ void conn_fail(struct conn *c, enum proto_connect_result r)
 		conn_worker(c)->stats.connect_failed++;
 	if (len)
 		send_all(c->leg[LEG_IN].fd, reply, len);
+	/*
+	 * A TUN app's connection was established by the kernel before the
+	 * outbound was tried: a reset tells it what a refused connect would
+	 * have (an orderly close would read as an empty answer).
+	 */
+	if (conn_inbound(c)->type == INBOUND_TUN) {
+		conn_close(c, true);
+		return;
+	}
 	close_after_reply(c);
 }
 
@@ -646,7 +655,17 @@ void conn_accept(struct worker *w, unsigned inbound, int fd, uint32_t src_slot)
 		return;
 	}
 	hs = c->hs;
-	switch (ops->start(hs->in_st, in, fd)) {
+	enum proto_res started = ops->start(hs->in_st, in, fd);
+
+	if (ops->hold)
+		c->held = ops->hold(hs->in_st);
+	if (ops->client && c->log) {
+		struct sockaddr_storage who;
+
+		if (ops->client(hs->in_st, &who))
+			alog_client(c, &who);
+	}
+	switch (started) {
 	case PROTO_REQUEST:
 		if (in->type != INBOUND_FORWARD) /* a forward's target is in the config */
 			alog_target(c, hs->in->target(hs->in_st));
@@ -747,6 +766,8 @@ static void release(struct loop *l, struct loop_obj *o)
 	conn_fwd_free(c);
 	if (c->user_open)
 		user_acct_close(c->user, c->dir[0].bytes, c->dir[1].bytes);
+	if (c->held)
+		inbound_ops(conn_inbound(c)->type)->release(conn_inbound(c), c->held);
 	if (!c->handed_over) {
 		source_limit_put(w->srv->per_source, c->src_slot);
 		w->n_conns--;

@@ -70,6 +70,7 @@ struct conn {
 	struct user_acct *user;    /* who logged in (NULL: nobody), and whether it counts there */
 	bool user_open;
 	struct conn_fwd *fwd; /* a request being forwarded (conn_forward.c), else NULL */
+	uint32_t held;        /* what the inbound holds for it (inbound_ops.hold), 0: nothing */
 };
 
 extern const struct loop_module conn_module;

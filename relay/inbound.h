@@ -61,6 +61,20 @@ struct inbound_ops {
 	 * for a tunnel (CONNECT).
 	 */
 	const struct http_fwd_req *(*http_fwd)(const void *st);
+	/*
+	 * Optional: something start() took that must live as long as the
+	 * connection (the tun inbound's NAT entry): hold() names it (0:
+	 * nothing), asked right after start(), and release() gets it back
+	 * when the connection is released.
+	 */
+	uint32_t (*hold)(const void *st);
+	void (*release)(const struct inbound *in, uint32_t held);
+	/*
+	 * Optional, after start(): the client as the inbound knows it, when the
+	 * accepted socket's peer is not (the TUN app's own address, not its
+	 * fake source): the access log shows it. False: the peer it is.
+	 */
+	bool (*client)(const void *st, struct sockaddr_storage *out);
 };
 
 /*
@@ -81,5 +95,6 @@ extern const struct inbound_ops inbound_http_ops;
 extern const struct inbound_ops inbound_mixed_ops;
 extern const struct inbound_ops inbound_redirect_ops;
 extern const struct inbound_ops inbound_tproxy_ops;
+extern const struct inbound_ops inbound_tun_ops;
 
 #endif

@@ -14,6 +14,7 @@
 #include "log.h"
 #include "outbound.h"
 #include "sockaddr.h"
+#include "tun_dev.h"
 #include "worker.h"
 
 enum listener_op {
@@ -63,6 +64,23 @@ int listener_open(struct worker *w, unsigned i, struct listener **out)
 
 	if (!ls)
 		return -ENOMEM;
+	if (in->type == INBOUND_TUN) {
+		/* bound to the device, on a port of this worker's own (tun_dev.c) */
+		fd = tun_dev_listen_socket(tun_dev_get(i), w->id);
+		if (fd < 0) {
+			log_error("inbound %s: cannot listen on its TUN: %s", in->name,
+			          strerror(-fd));
+			free(ls);
+			return fd;
+		}
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		if (in->keepalive_set ? in->keepalive_ms : w->cfg->keepalive_ms)
+			tcp_keepalive(
+			        fd, (in->keepalive_set ? in->keepalive_ms : w->cfg->keepalive_ms) /
+			                    1000);
+		tcp_user_timeout(fd, in->user_timeout_ms);
+		goto bound;
+	}
 	fd = socket(in->listen.ss_family, SOCK_STREAM | SOCK_CLOEXEC, IPPROTO_TCP);
 	if (fd < 0) {
 		ret = -errno;
@@ -98,9 +116,12 @@ int listener_open(struct worker *w, unsigned i, struct listener **out)
 	}
 	if (bind(fd, (const struct sockaddr *)&in->listen, in->listen_len) < 0)
 		goto fail;
+bound:
 	if (listen(fd, LISTEN_BACKLOG) < 0)
 		goto fail;
-	if (w->cfg->accept_steering == STEER_CPU && w->srv->n_workers > 1)
+	/* a tun inbound's listeners are one per worker already (tun_dev_listen_socket()) */
+	if (w->cfg->accept_steering == STEER_CPU && w->srv->n_workers > 1 &&
+	    in->type != INBOUND_TUN)
 		steer_by_cpu(fd, (unsigned)w->srv->n_workers, in->name);
 	ret = loop_add(&w->loop, &ls->obj, LOOP_KIND_LISTENER);
 	if (ret < 0) {

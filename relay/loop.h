@@ -27,6 +27,8 @@ enum loop_kind {
 	LOOP_KIND_UDP,      /* a UDP session, whatever its front end (udp_session.c) */
 	LOOP_KIND_UDP_UP,   /* an association's leg to a socks5 upstream */
 	LOOP_KIND_UDP_TP,   /* a tproxy inbound's UDP socket (udp_tproxy.c) */
+	LOOP_KIND_TUN,      /* a tun inbound's queue in this worker (tun_queue.c) */
+	LOOP_KIND_TUN_DNS,  /* a TUN app's DNS query over TCP (tun_dns.c) */
 	LOOP_KIND_MAX = 16,
 };
 

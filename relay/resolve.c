@@ -149,6 +149,10 @@ static ares_socket_t s_socket(int domain, int type, int protocol, void *data)
 	if (!s)
 		return ARES_SOCKET_BAD;
 	fd = socket(domain, type | SOCK_NONBLOCK | SOCK_CLOEXEC, protocol);
+	/* auto-route: the resolver's queries must not loop into spliced's own TUN either */
+	if (fd >= 0 && r->w->cfg->auto_mark)
+		setsockopt(fd, SOL_SOCKET, SO_MARK, &r->w->cfg->auto_mark,
+		           sizeof(r->w->cfg->auto_mark));
 	if (fd < 0 || loop_add(&r->w->loop, &s->obj, LOOP_KIND_RESOLVER) < 0) {
 		if (fd >= 0)
 			close(fd);

@@ -60,6 +60,7 @@ union udp_addr {
 
 struct worker;
 struct udp_sess;
+struct outbound;
 struct udp_sess_table;
 struct udp_names;
 struct udp_up;
@@ -90,6 +91,14 @@ struct udp_front {
 	void (*closing)(struct udp_sess *s);
 	/* Nothing is in flight any more: close the front end's descriptors, free what it holds. */
 	void (*release)(struct udp_sess *s);
+	/*
+	 * Optional: socks5 upstream ob answered its UDP request (ASSOCIATE or
+	 * FWD UDP) with a failure, REP rep (7: command not supported, as
+	 * microsocks answers). The leg and the session end at the end of the
+	 * turn as for any failure; a front end may choose another way next
+	 * time (the TUN's DNS goes over TCP then).
+	 */
+	void (*refused)(struct udp_sess *s, const struct outbound *ob, unsigned rep);
 };
 
 struct udp_sess {

@@ -227,6 +227,8 @@ static void handshake(struct udp_up *u)
 
 			snprintf(why, sizeof(why), "handshake failed (error %d, REP %u)",
 			         (int)u->sc.error, (unsigned)u->sc.rep);
+			if (u->sc.rep && u->s->front->refused)
+				u->s->front->refused(u->s, u->ob, u->sc.rep);
 			fail(u, why);
 			return;
 		}

@@ -16,6 +16,8 @@
 #include "log.h"
 #include "resolve.h"
 #include "thread.h"
+#include "tun_internal.h"
+#include "tun_queue.h"
 #include "udp.h"
 #include "udp_tproxy.h"
 #include "worker.h"
@@ -171,6 +173,8 @@ int worker_init(struct worker *w, int id, struct server *srv)
 	loop_register(&w->loop, LOOP_KIND_UDP, &udp_sess_module, w);
 	loop_register(&w->loop, LOOP_KIND_UDP_UP, &udp_up_module, w);
 	loop_register(&w->loop, LOOP_KIND_UDP_TP, &udp_tp_module, w);
+	loop_register(&w->loop, LOOP_KIND_TUN, &tun_queue_module, w);
+	loop_register(&w->loop, LOOP_KIND_TUN_DNS, &tun_dns_module, w);
 	loop_tq_init(&w->loop, &w->hs_tq, cfg->handshake_timeout_ms, conn_hs_timeout);
 	loop_tq_init(&w->loop, &w->resolve_tq, cfg->resolve_timeout_ms, conn_resolve_timeout);
 	loop_tq_init(&w->loop, &w->stagger_tq, CONN_STAGGER_MS, conn_stagger_timeout);
@@ -216,6 +220,8 @@ int worker_listen(struct worker *w, unsigned i)
 
 	if (ret == 0 && in->type == INBOUND_TPROXY && in->udp)
 		ret = udp_tp_open(w, i, &w->udp_tps[i]);
+	if (ret == 0 && in->type == INBOUND_TUN)
+		ret = tun_queue_open(w, i, &w->tun_queues[i]);
 	return ret;
 }
 
@@ -255,7 +261,7 @@ static int cmp_int(const void *a, const void *b)
  */
 static void private_fd_table(struct worker *w)
 {
-	int keep[2 * CONFIG_MAX_INBOUNDS + 5];
+	int keep[3 * CONFIG_MAX_INBOUNDS + 5];
 	size_t n = 0;
 
 	if (unshare(CLONE_FILES) < 0) {
@@ -274,6 +280,8 @@ static void private_fd_table(struct worker *w)
 			keep[n++] = w->listeners[i]->fd;
 		if (w->udp_tps[i])
 			keep[n++] = udp_tp_fd(w->udp_tps[i]);
+		if (w->tun_queues[i])
+			keep[n++] = tun_queue_fd(w->tun_queues[i]);
 	}
 	if (w->alog.fd >= 0)
 		keep[n++] = w->alog.fd;
@@ -337,6 +345,9 @@ static void run(struct worker *w)
 			wait_ms = next + 1;
 		ret = loop_turn(l, wait_ms);
 		udp_sess_reap(w);
+		for (size_t i = 0; i < w->cfg->n_inbounds; i++)
+			if (w->tun_queues[i])
+				tun_queue_tick(w->tun_queues[i]);
 		alog_tick(w, 0);
 		if (ret < 0 && ret != -ETIME && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY) {
 			log_error("worker %d: io_uring wait: %s", w->id, strerror(-ret));
@@ -350,8 +361,15 @@ static void run(struct worker *w)
 			close_all_conns(w, false);
 		if (w->n_conns || inbox_closed)
 			goto stuck;
+		/*
+		 * A TUN queue carries the packets of the connections being drained
+		 * (any worker's: flows hash over the queues), so it stops last.
+		 */
 		for (size_t i = 0; i < w->cfg->n_inbounds; i++)
-			if (w->listeners[i] || w->udp_tps[i])
+			if (w->tun_queues[i])
+				tun_queue_stop(w->tun_queues[i]);
+		for (size_t i = 0; i < w->cfg->n_inbounds; i++)
+			if (w->listeners[i] || w->udp_tps[i] || w->tun_queues[i])
 				goto stuck;
 		/* Last, the objects that live as long as the worker: the resolver's sockets, the inbox. */
 		resolver_destroy(&w->res);
@@ -388,6 +406,8 @@ static void *worker_main(void *arg)
 			listener_arm(w->listeners[i]);
 		if (w->udp_tps[i])
 			udp_tp_arm(w->udp_tps[i]);
+		if (w->tun_queues[i])
+			tun_queue_arm(w->tun_queues[i]);
 	}
 	arm_event(w);
 	run(w);
@@ -418,6 +438,8 @@ void worker_destroy(struct worker *w)
 		struct loop_obj *o = l->slots[i];
 		if (o && o->kind == LOOP_KIND_LISTENER)
 			listener_stop((struct listener *)o);
+		if (o && o->kind == LOOP_KIND_TUN)
+			tun_queue_stop((struct tun_queue *)o);
 	}
 	loop_destroy(l);
 	if (w->event_fd >= 0)
@@ -459,6 +481,8 @@ void worker_release_listeners(struct worker *w)
 			close(w->listeners[j]->fd);
 		if (w->udp_tps[j])
 			close(udp_tp_fd(w->udp_tps[j]));
+		if (w->tun_queues[j])
+			close(tun_queue_fd(w->tun_queues[j]));
 	}
 	/* Main's copy of the worker's access-log descriptor (no reopen can have run yet). */
 	if (w->alog.fd >= 0)

@@ -18,6 +18,7 @@
 #include "udp_session.h"
 
 struct listener;
+struct tun_queue;
 
 /* Counters, one set per worker (summed by the registry). One per drop reason. */
 #define WORKER_STATS(X)                                                            \
@@ -104,6 +105,7 @@ struct worker {
 
 	struct listener *listeners[CONFIG_MAX_INBOUNDS]; /* NULL once released */
 	struct udp_tp *udp_tps[CONFIG_MAX_INBOUNDS];     /* tproxy inbounds' UDP sockets, or NULL */
+	struct tun_queue *tun_queues[CONFIG_MAX_INBOUNDS]; /* tun inbounds' queues, or NULL */
 	unsigned n_conns;
 	struct resolver res;
 	struct loop_tq hs_tq;      /* handshake-timeout */

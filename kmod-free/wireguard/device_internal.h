@@ -22,6 +22,7 @@
 #include "netlink.h"
 #include "offload.h"
 #include "peer.h"
+#include "routing.h"
 #include "rx_split.h"
 #include "stats.h"
 #include "tun.h"
@@ -36,7 +37,6 @@ enum {
 	CTRL_TICK_MS = 20,           /* the control thread's timer granularity */
 	UAPI_DEADLINE_MS = 2000,     /* a UAPI client's time in all (wg(8) sends at once) */
 	DEFAULT_TABLE = 51820,       /* wg-quick's table and fwmark for a tunnel default route */
-	MAX_RULES = 4,
 	/* datagrams one rx_round holds: RX_MSGS trains of at most WG_RX_SPLIT_MAX_SEGS */
 	RX_SEGS = RX_MSGS * WG_RX_SPLIT_MAX_SEGS,
 };
@@ -127,12 +127,8 @@ struct wg_device {
 	struct dev_stats stats;
 	struct stats_group stats_group; /* "wireguard NAME" (device.c) */
 	char stats_name[IFNAMSIZ + 16];
-	/* routes and rules installed at start, removed at exit */
-	size_t n_routes;
-	struct netlink_prefix *routes;
-	uint32_t route_table;
-	size_t n_rules;
-	struct netlink_rule rules[MAX_RULES];
+	/* routes and rules installed at start, removed at exit (tun/route.c) */
+	struct routing_set routes;
 	unsigned int nworkers;
 	struct wg_worker workers[];
 };

@@ -187,28 +187,15 @@ out:
 	return ret;
 }
 
-static int add_route(struct wg_device *d, const struct netlink_prefix *p, uint32_t table)
-{
-	struct netlink_prefix *a = realloc(d->routes, (d->n_routes + 1) * sizeof(*a));
-	int ret;
-
-	if (!a)
-		return -ENOMEM;
-	d->routes = a;
-	ret = netlink_route_add(d->tun.ifindex, p, table);
-	if (ret == 0)
-		a[d->n_routes++] = *p;
-	return ret;
-}
-
 /*
  * Installs what wg-quick would: addresses, MTU, link up, one route per
  * allowed prefix; a /0 goes into table 51820 with the two rules wg-quick
- * uses, so the tunnel's own UDP packets (fwmark) still reach the real
- * default route.
+ * uses (tun/route.c), so the tunnel's own UDP packets (fwmark) still
+ * reach the real default route. Routes and rules carry spliced's tag.
  */
 int wg_dev_setup_routes(struct wg_device *d, const struct wgconf *conf)
 {
+	uint32_t table;
 	int ret;
 
 	for (size_t i = 0; i < conf->n_addresses; i++) {
@@ -218,30 +205,19 @@ int wg_dev_setup_routes(struct wg_device *d, const struct wgconf *conf)
 			return ret;
 		}
 	}
+	routing_init(&d->routes, d->tun.ifindex, NETLINK_PROTO_SPLICED);
 	if (conf->table == WGCONF_TABLE_OFF)
 		return 0;
-	d->route_table = conf->table == WGCONF_TABLE_ID ? conf->table_id : 0;
+	table = conf->table == WGCONF_TABLE_ID ? conf->table_id : 0;
 	for (size_t i = 0; i < conf->n_peers; i++) {
 		for (size_t j = 0; j < conf->peers[i].n_allowed_ips; j++) {
 			const struct netlink_prefix *p = &conf->peers[i].allowed_ips[j];
-			uint32_t table = d->route_table;
 
-			if (p->prefixlen == 0 && conf->table == WGCONF_TABLE_AUTO) {
-				struct netlink_rule r1 = {.family = p->family,
-				                          .table = DEFAULT_TABLE,
-				                          .fwmark = d->fwmark,
-				                          .invert = true,
-				                          .suppress_prefixlen = -1};
-				struct netlink_rule r2 = {
-				        .family = p->family, .table = 254, .suppress_prefixlen = 0};
-
-				table = DEFAULT_TABLE;
-				if (d->n_rules + 2 <= MAX_RULES && netlink_rule_add(&r2) == 0)
-					d->rules[d->n_rules++] = r2;
-				if (d->n_rules + 1 <= MAX_RULES && netlink_rule_add(&r1) == 0)
-					d->rules[d->n_rules++] = r1;
-			}
-			ret = add_route(d, p, table);
+			if (p->prefixlen == 0 && conf->table == WGCONF_TABLE_AUTO)
+				ret = routing_default_pair(&d->routes, p->family, DEFAULT_TABLE,
+				                           d->fwmark, 0);
+			else
+				ret = routing_add(&d->routes, p, table);
 			if (ret < 0 && ret != -EEXIST) {
 				log_error("%s: adding a route failed: %s", d->name, strerror(-ret));
 				return ret;
@@ -263,12 +239,5 @@ bool wg_dev_conf_has_default_route(const struct wgconf *conf)
 /* Removes the rules and routes wg_dev_setup_routes() installed (while the interface exists). */
 void wg_dev_remove_routes(struct wg_device *d)
 {
-	for (size_t i = 0; i < d->n_rules; i++)
-		netlink_rule_del(&d->rules[i]);
-	if (d->tun.nqueues)
-		for (size_t i = 0; i < d->n_routes; i++)
-			netlink_route_del(d->tun.ifindex, &d->routes[i], d->route_table);
-	free(d->routes);
-	d->routes = NULL;
-	d->n_routes = d->n_rules = 0;
+	routing_undo(&d->routes, !d->tun.nqueues);
 }

@@ -39,6 +39,8 @@ all=(
 	wg_receive
 	wg_rx_split
 	offload
+	tun_nat
+	dns
 	wg_conf
 	wg_uapi
 	config
@@ -54,7 +56,7 @@ else
 	secs=$((${FUZZ_BUDGET:-160} / ${#all[@]}))
 	[ "$secs" -lt 1 ] && secs=1
 fi
-proto_src=("$top/proto/proto.c" "$top/proto/socks5.c" "$top/proto/socks5_addr.c" "$top/proto/socks5_udp.c" "$top/proto/http_connect.c" "$top/proto/http_forward.c" "$top/proto/http_client.c" "$top"/lib/{base64,ct,log,sockaddr,stats}.c)
+proto_src=("$top/proto/proto.c" "$top/proto/dns.c" "$top/proto/socks5.c" "$top/proto/socks5_addr.c" "$top/proto/socks5_udp.c" "$top/proto/http_connect.c" "$top/proto/http_forward.c" "$top/proto/http_client.c" "$top"/lib/{base64,ct,log,sockaddr,stats}.c)
 # The WireGuard targets (fuzz_wg_*) also compile kmod-free/wireguard and tun/netlink.c, and link
 # the bundled wolfSSL (scripts/build-wolfssl, cached) or else the system one, and libmnl.
 wg_src=("$top"/kmod-free/wireguard/{allowedips,chacha,cookie,counter,crypto,index,noise,peer,ratelimiter,receive,rx_split,timers,wgconf,uapi,uapi_server}.c "$top/tun/netlink.c")
@@ -64,10 +66,12 @@ else
 	read -ra wg_flags <<<"$(pkg-config --cflags --libs wolfssl 2>/dev/null) -lmnl -lm -lpthread"
 fi
 wg_flags+=(-I"$top/kmod-free/wireguard" -I"$top/tun")
-# fuzz_offload compiles the TUN offloads and checksums (tun/).
+# fuzz_offload compiles the TUN offloads and checksums (tun/); fuzz_tun_nat the packet parser
+# and the TUN inbound's NAT.
 tun_src=("$top"/tun/{offload,packet}.c -I"$top/tun")
+tun_nat_src=("$top"/tun/{nat,packet}.c "$top/lib/siphash.c" -I"$top/tun" -lpthread)
 # fuzz_config compiles the relay/ config parser and users tables, and links inih.
-config_src=("$top"/relay/{config,config_keys,config_main,config_value,users}.c -I"$top/relay" -linih)
+config_src=("$top"/relay/{config,config_keys,config_main,config_tun,config_value,users}.c -I"$top/relay" -linih)
 # fuzz_users compiles the users tables alone.
 users_src=("$top/relay/users.c" -I"$top/relay")
 cflags=(-g -O1 -fno-omit-frame-pointer -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror
@@ -137,6 +141,16 @@ make_seeds() {
 	seed tso offload "\\x05\\x01\\x01\\x28\\x00\\x64\\x00\\x14\\x00\\x10\\x00\\x45\\x00\\x01\\x54\\x00\\x01\\x40\\x00\\x40\\x06\\x00\\x00\\x0a\\x00\\x00\\x01\\x0a\\x00\\x00\\x02\\x12\\x34\\x00\\x50\\x00\\x00\\x00\\x01\\x00\\x00\\x00\\x00\\x50\\x18\\xff\\xff\\x00\\x00\\x00\\x00$(printf 'A%.0s' $(seq 300))"
 	seed csum offload "\\x01\\x01\\x00\\x00\\x00\\x00\\x00\\x14\\x00\\x10\\x00\\x45\\x00\\x00\\x3c\\x00\\x01\\x40\\x00\\x40\\x06\\x00\\x00\\x0a\\x00\\x00\\x01\\x0a\\x00\\x00\\x02\\x12\\x34\\x00\\x50\\x00\\x00\\x00\\x01\\x00\\x00\\x00\\x00\\x50\\x18\\xff\\xff\\x00\\x00\\x00\\x00BBBBBBBBBBBBBBBBBBBB"
 	seed coalesce offload "\\x10\\x00\\x8c$t4\\x03\\xe8\\x00\\x00\\x00\\x00\\x50\\x10\\xff\\xff\\x00\\x00\\x00\\x00$(printf 'C%.0s' $(seq 100))\\x00\\x8c$t4\\x04\\x4c\\x00\\x00\\x00\\x00\\x50\\x18\\xff\\xff\\x00\\x00\\x00\\x00$(printf 'D%.0s' $(seq 100))"
+	# tun_nat: [selector] then reads [len 2][bytes]: a SYN app -> 203.0.113.7:443, the listener's
+	# SYN-ACK to the fake source, an ACK; IPv6 the same; with (0x07) and without vnet headers
+	local syn4='\x45\x00\x00\x28\x00\x01\x40\x00\x40\x06\x00\x00\xc6\x12\x00\x01\xcb\x00\x71\x07\x9c\x40\x01\xbb\x00\x00\x00\x01\x00\x00\x00\x00\x50\x02\xff\xff\x00\x00\x00\x00'
+	local sa4='\x45\x00\x00\x28\x00\x01\x40\x00\x40\x06\x00\x00\xc6\x12\x00\x01\xc6\x12\x00\x03\x9c\x40\x04\x00\x00\x00\x00\x01\x00\x00\x00\x00\x50\x12\xff\xff\x00\x00\x00\x00'
+	local syn6="\\x60\\x00\\x00\\x00\\x00\\x14\\x06\\x40\\xfd\\xfe\\x53\\x70$(printf '\\x00%.0s' $(seq 11))\\x01\\x20\\x01\\x0d\\xb8$(printf '\\x00%.0s' $(seq 11))\\x07\\x9c\\x40\\x01\\xbb\\x00\\x00\\x00\\x01\\x00\\x00\\x00\\x00\\x50\\x02\\xff\\xff\\x00\\x00\\x00\\x00"
+	seed plain tun_nat "\\x06\\x00\\x28$syn4\\x00\\x28$sa4\\x00\\x3c$syn6"
+	seed vnet tun_nat "\\x07\\x00\\x32\\x01\\x00\\x00\\x00\\x00\\x00\\x14\\x00\\x10\\x00$syn4\\x00\\x32\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00$sa4"
+	# dns: a query as a TUN app sends it (A www.example.com with an EDNS OPT record), and AAAA
+	seed a dns '\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x01\x03www\x07example\x03com\x00\x00\x01\x00\x01\x00\x00\x29\x10\x00\x00\x00\x00\x00\x00\x00'
+	seed aaaa dns '\x00\x07\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\x09localhost\x00\x00\x1c\x00\x01'
 	seed full wg_conf '[Interface]\nPrivateKey = YFBQhzqFx5FMIqSNqH3DW7nYFxpCGB0qXa4ePaOX5kM=\nListenPort = 51820\nAddress = 10.0.0.1/24, fd00::1/64\nMTU = 1380\nTable = off\nFwMark = 0x20\n\n[Peer]\nPublicKey = 6EtabScXwQA6E7QxVwNT26ypFGzxUMX4V1aA/rpSAno=\nPresharedKey = YFBQhzqFx5FMIqSNqH3DW7nYFxpCGB0qXa4ePaOX5kM=\nAllowedIPs = 10.0.0.2/32, ::/0\nEndpoint = [::1]:51821\nPersistentKeepalive = 25\n\n[Spliced]\nName = wg9\nWorkers = 2\nOffload = no\n'
 	local k='e84b5a6d2717c1003a13b431570353dbaca9146cf150c5f8575680feba52027a'
 	seed set wg_uapi "\\x00private_key=$k\\nlisten_port=51820\\nfwmark=0\\nreplace_peers=true\\npublic_key=$k\\nprotocol_version=1\\npreshared_key=$k\\nendpoint=127.0.0.1:1\\npersistent_keepalive_interval=25\\nreplace_allowed_ips=true\\nallowed_ip=10.0.0.0/8\\nallowed_ip=fd00::/8\\npublic_key=$k\\nremove=true\\n"
@@ -151,7 +165,7 @@ make_seeds() {
 }
 make_seeds
 
-max_len() { case $1 in http_connect | http_client | http_forward | config | offload) echo 12000 ;; users) echo 4096 ;; *) echo 2048 ;; esac; }
+max_len() { case $1 in http_connect | http_client | http_forward | config | offload | tun_nat) echo 12000 ;; users) echo 4096 ;; *) echo 2048 ;; esac; }
 dict() { case $1 in http_connect | http_client | http_forward) echo "$here/http_connect.dict" ;; socks5_*) echo "$here/socks5.dict" ;; config) echo "$here/config.dict" ;; esac; }
 
 rc_all=0
@@ -167,6 +181,7 @@ for t in "${all[@]}"; do
 	fi
 	[[ $t == wg_* ]] && build+=("${wg_src[@]}" "${wg_flags[@]}")
 	[[ $t == offload ]] && build+=("${tun_src[@]}")
+	[[ $t == tun_nat ]] && build+=("${tun_nat_src[@]}")
 	[[ $t == config ]] && build+=("${config_src[@]}")
 	[[ $t == users ]] && build+=("${users_src[@]}")
 	if ! "${build[@]}" >"$log" 2>&1; then

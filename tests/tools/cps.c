@@ -12,8 +12,10 @@
  *                 its N connections wait)
  *   -d S          duration in seconds (default 5)
  *   -m N          bytes sent and expected back on each connection (default 32)
- * Each thread binds its own source address 127.0.0.(10 + thread) (loopback
- * only) so the client side has a full ephemeral port range per thread: at
+ *   -n N          stop once N connections have ended (each counted once, as made
+ *                 or failed), or at -d's end, whichever comes first
+ * Toward a loopback target, each thread binds its own source address
+ * 127.0.0.(10 + thread) so the client side has a full ephemeral port range per thread: at
  * thousands of connections per second the TIME_WAIT sockets of one address
  * would run out of ports. Prints one line:
  *   cps RATE conns N errors E secs S threads T [reason=count...]
@@ -62,6 +64,22 @@ static struct tk_endpoint proxy, targets[MAX_TARGETS];
 static int ntargets, use_proxy, msg_len = 32, per_thread;
 static atomic_bool stop;
 static atomic_ulong total_ok, errors[E_COUNT];
+static unsigned long max_conns; /* -n: 0 = no limit */
+
+/* Counts one ended connection (err < 0: made); stops every thread at -n. */
+static void count_end(int err)
+{
+	unsigned long n = 1 + atomic_fetch_add_explicit(err < 0 ? &total_ok : &errors[err], 1,
+	                                                memory_order_relaxed);
+
+	if (max_conns) {
+		n = atomic_load(&total_ok);
+		for (int e = 0; e < E_COUNT; e++)
+			n += atomic_load(&errors[e]);
+		if (n >= max_conns)
+			atomic_store(&stop, true);
+	}
+}
 
 /* SOCKS5 greeting, method choice, CONNECT request and reply (RFC 1928). */
 static int socks_connect(int fd, const struct tk_endpoint *t)
@@ -92,7 +110,8 @@ static int client_socket(int tid, const struct tk_endpoint *dst, int flags)
 	if (fd < 0)
 		return -1;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	if (dst->ss.ss_family == AF_INET) {
+	if (dst->ss.ss_family == AF_INET &&
+	    (ntohl(((const struct sockaddr_in *)&dst->ss)->sin_addr.s_addr) >> 24) == 127) {
 		struct sockaddr_in src = {.sin_family = AF_INET};
 		src.sin_addr.s_addr = htonl(0x7f000000u | (10u + (unsigned)tid));
 		setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof(one));
@@ -135,11 +154,7 @@ static void *worker(void *arg)
 	for (int i = 0; i < MAX_MSG; i++)
 		msg[i] = (unsigned char)(i * 31 + tid);
 	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
-		int rc = one_conn(tid, k, msg, back);
-		if (rc < 0)
-			atomic_fetch_add_explicit(&total_ok, 1, memory_order_relaxed);
-		else
-			atomic_fetch_add_explicit(&errors[rc], 1, memory_order_relaxed);
+		count_end(one_conn(tid, k, msg, back));
 		k += MAX_THREADS;
 	}
 	return NULL;
@@ -211,10 +226,7 @@ static void ev_open(int tid, int ep, struct ev_conn *c, unsigned long k, const u
 /* Ends c with `err` (-1: success) and frees its slot for the next connection. */
 static void ev_end(struct ev_conn *c, int err)
 {
-	if (err < 0)
-		atomic_fetch_add_explicit(&total_ok, 1, memory_order_relaxed);
-	else
-		atomic_fetch_add_explicit(&errors[err], 1, memory_order_relaxed);
+	count_end(err);
 	close(c->fd); /* also leaves the epoll set */
 	c->fd = -1;
 }
@@ -372,6 +384,8 @@ int main(int argc, char **argv)
 			per_thread = atoi(v);
 		} else if (!strcmp(a, "-m")) {
 			msg_len = atoi(v);
+		} else if (!strcmp(a, "-n")) {
+			max_conns = strtoul(v, NULL, 10);
 		} else {
 			goto usage;
 		}
@@ -384,8 +398,11 @@ int main(int argc, char **argv)
 	double t0 = now_s();
 	for (int i = 0; i < nthreads; i++)
 		pthread_create(&th[i], NULL, per_thread ? ev_worker : worker, (void *)(intptr_t)i);
-	struct timespec d = {.tv_sec = (time_t)dur, .tv_nsec = (long)((dur - (time_t)dur) * 1e9)};
-	nanosleep(&d, NULL);
+	/* -d's end, or -n's count (the threads set stop): whichever comes first */
+	while (!atomic_load(&stop) && now_s() - t0 < dur) {
+		struct timespec d = {.tv_nsec = 10 * 1000 * 1000};
+		nanosleep(&d, NULL);
+	}
 	atomic_store(&stop, true);
 	for (int i = 0; i < nthreads; i++)
 		pthread_join(th[i], NULL);
@@ -404,6 +421,7 @@ int main(int argc, char **argv)
 	return ok ? 0 : 1;
 usage:
 	fprintf(stderr,
-	        "usage: cps [-s PROXY] -t TARGET... [-j THREADS] [-c CONNS] [-d SECONDS] [-m BYTES]\n");
+	        "usage: cps [-s PROXY] -t TARGET... [-j THREADS] [-c CONNS] [-d SECONDS] [-m BYTES] "
+	        "[-n CONNS]\n");
 	return 2;
 }

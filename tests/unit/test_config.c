@@ -470,6 +470,137 @@ static void test_udp_keys(void)
 	config_free(c);
 }
 
+/* type = tun: its defaults, every key, auto-route's mark on the outbounds, and its errors. */
+static void test_tun_keys(void)
+{
+	struct config *c = load_ok("[inbound t]\ntype = tun\n");
+	const struct inbound_tun *t;
+
+	T_ASSERT(c != NULL);
+	if (!c)
+		return;
+	t = &c->inbounds[0].tun;
+	T_EQ_STR(t->ifname, "tun0");
+	T_EQ_INT(t->mtu, 8500);
+	T_EQ_INT(t->addr[0].family, AF_INET);
+	T_EQ_INT(t->addr[0].prefix, 15);
+	T_EQ_INT(t->addr[0].addr[0], 198);
+	T_EQ_INT(t->addr[0].addr[3], 1);
+	T_EQ_INT(t->addr[1].family, AF_INET6);
+	T_EQ_INT(t->addr[1].prefix, 64);
+	T_ASSERT(!t->auto_route && t->offload && t->queues == 0);
+	T_ASSERT(c->inbounds[0].udp); /* on by default for tun */
+	T_EQ_INT(t->dns_server.ss_family, AF_UNSPEC);
+	T_EQ_INT(t->table, 21360);
+	T_EQ_INT(t->priority, 21360);
+	T_EQ_INT(t->fwmark, 0x5370);
+	T_EQ_INT(t->max_flows, 65536);
+	T_EQ_INT(t->linger_ms, 60000);
+	T_EQ_INT(t->txqlen, 1000);
+	T_EQ_INT(c->auto_mark, 0);
+	T_EQ_INT(c->inbounds[0].listen.ss_family, AF_UNSPEC);
+	config_free(c);
+
+	c = load_ok("[inbound t]\ntype = tun\nname = wan9\nmtu = 1500\naddress = 10.7.0.1/24\n"
+	            "routes = 192.0.2.0/24, 198.51.100.0/24\nroutes = 203.0.113.0/24\n"
+	            "auto-route = on\ntable = 100\nrule-priority = 500\nfwmark = 0x10\n"
+	            "queues = 1\noffload = off\nmax-flows = 1000\nflow-linger = 5s\n"
+	            "tx-queue-len = 4000\noutbound = up\nkeepalive = 30s\nudp = off\n"
+	            "dns-server = [2001:db8::53]\ndns-hijack = on\nmapped-dns = on\n"
+	            "[outbound up]\ntype = socks5\nserver = 127.0.0.1:1080\n"
+	            "[outbound own]\ntype = direct\nfwmark = 7\n");
+	T_ASSERT(c != NULL);
+	if (!c)
+		return;
+	t = &c->inbounds[0].tun;
+	T_EQ_STR(t->ifname, "wan9");
+	T_EQ_INT(t->mtu, 1500);
+	T_EQ_INT(t->addr[0].prefix, 24);
+	T_EQ_INT(t->addr[1].family, 0); /* address given: no default IPv6 */
+	T_EQ_INT(t->n_routes, 3);
+	T_EQ_INT(t->routes[2].addr[0], 203);
+	T_ASSERT(t->auto_route && !t->offload);
+	T_EQ_INT(t->table, 100);
+	T_EQ_INT(t->priority, 500);
+	T_EQ_INT(t->fwmark, 0x10);
+	T_EQ_INT(t->queues, 1);
+	T_EQ_INT(t->max_flows, 1000);
+	T_EQ_INT(t->linger_ms, 5000);
+	T_EQ_INT(t->txqlen, 4000);
+	T_ASSERT(!c->inbounds[0].udp && t->dns_hijack && t->mapped_dns);
+	T_EQ_INT(t->dns_server.ss_family, AF_INET6);
+	T_EQ_INT(sa_port(&t->dns_server), 53);
+	/* auto-route: every connecting outbound without a mark gets the TUN's */
+	T_EQ_INT(c->auto_mark, 0x10);
+	for (size_t i = 0; i < c->n_outbounds; i++) {
+		const struct outbound *o = &c->outbounds[i];
+
+		if (!strcmp(o->name, "own"))
+			T_EQ_INT(o->fwmark, 7);
+		else if (o->type == OUTBOUND_BLOCK)
+			T_EQ_INT(o->fwmark, 0);
+		else
+			T_EQ_INT(o->fwmark, 0x10);
+	}
+	config_free(c);
+
+	T_ASSERT(expect_err("[inbound t]\ntype = tun\nlisten = 127.0.0.1:1\nallow = 10.0.0.0/8\n",
+	                    "t.ini:3: [inbound t] listen: not valid with type = tun\n"
+	                    "t.ini:4: [inbound t] allow: not valid with type = tun\n"));
+	T_ASSERT(expect_err(IN "mtu = 1500\n",
+	                    "t.ini:4: [inbound s] mtu: not valid with type = socks5\n"));
+	T_ASSERT(expect_err("[inbound t]\ntype = tun\nmtu = 576\n",
+	                    "t.ini:3: [inbound t] mtu: \"576\" is out of range (1280..65535)\n"));
+	T_ASSERT(expect_err("[inbound t]\ntype = tun\naddress = 10.0.0.1\n",
+	                    "t.ini:3: [inbound t] address: \"10.0.0.1\" needs a prefix length "
+	                    "(e.g. 198.18.0.1/15, fdfe:5370::1/64)\n"));
+	T_ASSERT(expect_err("[inbound t]\ntype = tun\naddress = 10.0.0.1/30\n",
+	                    "t.ini:3: [inbound t] address: \"10.0.0.1/30\": the prefix leaves no "
+	                    "room for the fake sources the TUN needs (at most /29)\n"));
+	T_ASSERT(expect_err("[inbound t]\ntype = tun\naddress = 10.0.0.1/24, 10.1.0.1/24\n",
+	                    "t.ini:3: [inbound t] address: \"10.1.0.1/24\": one IPv4 address at "
+	                    "most\n"));
+	T_ASSERT(expect_err(
+	        "[inbound t]\ntype = tun\naddress = 10.0.0.1/24\nroutes = ::/0\n",
+	        "t.ini:1: [inbound t] routes: an IPv6 prefix, but no IPv6 address on the "
+	        "TUN to answer it\n"));
+	T_ASSERT(expect_err("[inbound t]\ntype = tun\ntable = 254\n",
+	                    "t.ini:3: [inbound t] table: 254 is one of the kernel's own tables "
+	                    "(default, main, local)\n"));
+	T_ASSERT(
+	        expect_err("[inbound t]\ntype = tun\nfwmark = 0\n",
+	                   "t.ini:3: [inbound t] fwmark: \"0\" is out of range (1..0xffffffff)\n"));
+	T_ASSERT(expect_err("[inbound t]\ntype = tun\nname = a/b\n",
+	                    "t.ini:3: [inbound t] name: \"a/b\" is not an interface name (at most "
+	                    "15 bytes, no '/', ':' or blanks)\n"));
+	T_ASSERT(expect_err("[inbound t]\ntype = tun\nqueues = 17\n",
+	                    "t.ini:3: [inbound t] queues: \"17\" is out of range (1..16)\n"));
+	T_ASSERT(expect_err("[inbound t]\ntype = tun\noffload = on\n",
+	                    "t.ini:3: [inbound t] offload: \"on\" is not one of auto, off\n"));
+	T_ASSERT(expect_err("[inbound a]\ntype = tun\nauto-route = on\n"
+	                    "[inbound b]\ntype = tun\nname = tun1\nauto-route = on\n",
+	                    "t.ini:4: [inbound b] table: auto-route: table and rule priorities "
+	                    "must differ from [inbound a]'s (line 1)\n"));
+	T_ASSERT(expect_err("[inbound t]\ntype = tun\ndns-hijack = on\n",
+	                    "t.ini:1: [inbound t] dns-hijack: needs dns-server or mapped-dns: what "
+	                    "answers the queries\n"));
+	T_ASSERT(expect_err(
+	        "[inbound t]\ntype = tun\nmapped-dns = on\naddress = 10.0.128.1/16\n",
+	        "t.ini:1: [inbound t] mapped-dns: takes the upper half of each prefix for "
+	        "its names: the IPv4 address must lie in the lower half\n"));
+	T_ASSERT(
+	        expect_err("[inbound t]\ntype = tun\ndns-server = resolver\n",
+	                   "t.ini:3: [inbound t] dns-server: \"resolver\" is not an IP address, or "
+	                   "address:port\n"));
+	T_ASSERT(
+	        expect_err("[inbound t]\ntype = tun\nnetns = a/b\n",
+	                   "t.ini:3: [inbound t] netns: \"a/b\" is neither a namespace name (as ip "
+	                   "netns names them) nor an absolute path\n"));
+	T_ASSERT(expect_err("[inbound a]\ntype = tun\n[inbound b]\ntype = tun\n",
+	                    "t.ini:3: [inbound b] name: \"tun0\" is also [inbound a]'s device "
+	                    "(line 1)\n"));
+}
+
 static void test_outbound_order(void)
 {
 	struct config *c = load_ok("[outbound b]\ntype = block\n[outbound a]\ntype = direct\n" IN
@@ -612,7 +743,7 @@ static void test_errors(void)
 	        {"[inbound x]\n", "t.ini:1: [inbound x] type: required key is missing\n"
 	                          "t.ini:1: [inbound x] listen: required key is missing\n"},
 	        {"[inbound x]\ntype = socks4\nlisten = 127.0.0.1:1\n",
-	         "t.ini:2: [inbound x] type: \"socks4\" is not one of socks5, http, mixed, forward, redirect, tproxy\n"},
+	         "t.ini:2: [inbound x] type: \"socks4\" is not one of socks5, http, mixed, forward, redirect, tproxy, tun\n"},
 	        {"[inbound f]\ntype = forward\nlisten = 127.0.0.1:1\n",
 	         "t.ini:1: [inbound f] target: required key is missing\n"},
 	        {"[inbound s]\ntype = socks5\nlisten = 127.0.0.1:1\ntarget = a.b:1\n",
@@ -1735,6 +1866,7 @@ int main(void)
 	T_RUN(test_builtin);
 	T_RUN(test_defaults);
 	T_RUN(test_every_key);
+	T_RUN(test_tun_keys);
 	T_RUN(test_allow_list);
 	T_RUN(test_udp_keys);
 	T_RUN(test_outbound_order);
