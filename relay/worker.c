@@ -456,11 +456,14 @@ void worker_release_listeners(struct worker *w)
 /* The counters in struct worker_stats, then the egress refusals by reason (EGRESS_OK skipped). */
 static const struct stats_desc worker_stats_desc[] = {
         WORKER_STATS(STATS_DESC_){"egress_rule",
-                                  "addresses refused: a rule sends them to a block outbound"},
-        {"egress_self", "addresses refused: one of spliced's own listeners"},
-        {"egress_private", "addresses refused: deny-private range"},
-        {"egress_owned", "addresses refused: deny-private, an address of this host"},
-        {"egress_unknown", "addresses refused: could not tell whether this host owns them"},
+                                  "addresses refused: a rule sends them to a block outbound",
+                                  STATS_COUNTER, NULL},
+        {"egress_self", "addresses refused: one of spliced's own listeners", STATS_COUNTER, NULL},
+        {"egress_private", "addresses refused: deny-private range", STATS_COUNTER, NULL},
+        {"egress_owned", "addresses refused: deny-private, an address of this host", STATS_COUNTER,
+         NULL},
+        {"egress_unknown", "addresses refused: could not tell whether this host owns them",
+         STATS_COUNTER, NULL},
 };
 enum { N_FIELDS = sizeof(struct worker_stats) / sizeof(uint64_t) - EGRESS_N };
 _Static_assert(sizeof(worker_stats_desc) / sizeof(worker_stats_desc[0]) == N_FIELDS + EGRESS_N - 1,
@@ -488,6 +491,7 @@ void worker_stats_group(struct server *srv)
 {
 	srv->stats = (struct stats_group){
 	        .name = "relay",
+	        .family = "relay",
 	        .desc = worker_stats_desc,
 	        .n = sizeof(worker_stats_desc) / sizeof(worker_stats_desc[0]),
 	        .read = read_stats,
