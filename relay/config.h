@@ -191,6 +191,12 @@ struct config {
 	size_t n_wireguards;
 	struct user_sec *users; /* [user NAME] sections */
 	size_t n_users;
+	/* [stats]: the metrics endpoint (stats_listen_len 0: off) and who may scrape it */
+	struct sockaddr_storage stats_listen;
+	socklen_t stats_listen_len;
+	struct cidr *stats_allow;
+	size_t n_stats_allow;
+	int stats_line;
 };
 
 /* The configuration used when spliced runs without -c. */
