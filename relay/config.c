@@ -547,6 +547,7 @@ static int parse(struct parser *p)
 	if (rc > 0 && !p->errors) /* read_line() lets nothing malformed through */
 		config_err(p, p->line, NULL, "syntax error");
 	close_section(p);
+	p->c->main_line = p->main_line;
 	if (p->inbound_headers == 0 && p->c->n_wireguards == 0)
 		config_err(p, 1, NULL, "no [inbound NAME] section: nothing to listen on");
 	add_implicit(p, "direct", OUTBOUND_DIRECT);

@@ -179,6 +179,7 @@ struct config {
 	gid_t run_gid; /* (gid_t)-1 until known */
 	char run_user[CONFIG_NAME_MAX + 1];
 	int user_line;
+	int main_line; /* where [main] starts (0: no [main]), for a reload's messages */
 	/* sections */
 	struct inbound inbounds[CONFIG_MAX_INBOUNDS];
 	size_t n_inbounds;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config_internal.h"
 #include "config_value.h"
@@ -724,8 +725,16 @@ void config_close_inbound(struct parser *p)
 		int rc;
 
 		if (!f) {
-			config_err(p, p->key_line[IN_USERS], "users", "cannot open \"%s\": %s",
-			           config_quote(q, in->users_file), strerror(errno));
+			int e = errno;
+			/* A reload after [main] user: the file must be readable by that user. */
+			bool hint = (e == EACCES || e == EPERM) && geteuid() != 0;
+
+			config_err(
+			        p, p->key_line[IN_USERS], "users", "cannot open \"%s\": %s%s",
+			        config_quote(q, in->users_file), strerror(e),
+			        hint ? " (spliced no longer runs as root: make the file readable "
+			               "by its user, or restart)"
+			             : "");
 			return;
 		}
 		fclose(f);

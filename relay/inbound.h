@@ -61,6 +61,16 @@ struct inbound_ops {
 	 * for a tunnel (CONNECT).
 	 */
 	const struct http_fwd_req *(*http_fwd)(const void *st);
+	/*
+	 * What a reload (app/reload.c) may do with an inbound of this type.
+	 * false: its resources are a TCP listener per worker (and, for tproxy
+	 * with udp, a UDP socket per worker), which a reload opens, keeps or
+	 * stops; everything else it reads from the configuration snapshot its
+	 * connections started on. true: it holds something else the reload
+	 * cannot reopen (a TUN device, say), so adding, removing or changing
+	 * such an inbound is refused as "needs a restart", naming it.
+	 */
+	bool reload_needs_restart;
 };
 
 /*

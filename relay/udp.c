@@ -229,7 +229,8 @@ static void note_port(struct udp_assoc *a, uint16_t port)
 		loop_timer_arm(&w->loop, a->dns == 1 ? &w->udp_dns_tq : &w->udp_tq, &a->timer);
 }
 
-static struct udp_assoc *assoc_new_in(struct worker *w, unsigned inbound, int fd)
+static struct udp_assoc *assoc_new_in(struct worker *w, struct snapshot *snap, unsigned inbound,
+                                      int fd)
 {
 	struct udp_assoc *a;
 
@@ -241,6 +242,7 @@ static struct udp_assoc *assoc_new_in(struct worker *w, unsigned inbound, int fd
 		return NULL;
 	}
 	a->w = w;
+	a->snap = worker_snap_hold_this(w, snap);
 	a->inbound = inbound;
 	a->fd = fd;
 	a->tcp_fd = a->ctl_fd = -1;
@@ -255,14 +257,14 @@ static struct udp_assoc *assoc_new_in(struct worker *w, unsigned inbound, int fd
 
 static struct udp_assoc *assoc_new(struct conn *c, int fd)
 {
-	return assoc_new_in(c->w, c->inbound, fd);
+	return assoc_new_in(c->w, c->snap, c->inbound, fd);
 }
 
 struct udp_assoc *udp_assoc_new_session(struct worker *w, unsigned inbound)
 {
 	if (!udp_scratch(w))
 		return NULL;
-	return assoc_new_in(w, inbound, -1);
+	return assoc_new_in(w, w->snap, inbound, -1);
 }
 
 int udp_assoc_open(struct conn *c, const struct sockaddr_storage *peer,
@@ -270,7 +272,7 @@ int udp_assoc_open(struct conn *c, const struct sockaddr_storage *peer,
                    struct udp_assoc **out, struct sockaddr_storage *bound)
 {
 	struct worker *w = c->w;
-	const struct inbound *in = &w->cfg->inbounds[c->inbound];
+	const struct inbound *in = &c->snap->cfg->inbounds[c->inbound];
 	struct udp_assoc *a;
 	socklen_t len = sizeof(*bound);
 	int fd;
@@ -372,12 +374,12 @@ void udp_send_to(struct udp_assoc *a, const struct outbound *ob, const struct pr
                  const struct sockaddr_storage *addr, const uint8_t *d, size_t n)
 {
 	struct worker *w = a->w;
-	const struct inbound *in = &w->cfg->inbounds[a->inbound];
+	const struct inbound *in = &a->snap->cfg->inbounds[a->inbound];
 	struct sockaddr_storage to = *addr;
 	int fd;
 
 	unmap(&to);
-	if (egress_refused(w->cfg, in, ob, t, udp_user(a), &to, w->stats.egress))
+	if (egress_refused(a->snap->cfg, in, ob, t, udp_user(a), &to, w->stats.egress))
 		return;
 	fd = out_socket(a, ob, to.ss_family);
 	if (fd < 0) {
@@ -391,7 +393,7 @@ void udp_send_to(struct udp_assoc *a, const struct outbound *ob, const struct pr
 void udp_send_up(struct udp_assoc *a, const struct proto_target *t, const uint8_t *d, size_t n)
 {
 	struct worker *w = a->w;
-	const struct config *cfg = w->cfg;
+	const struct config *cfg = a->snap->cfg;
 	const struct outbound *ob =
 	        &cfg->outbounds[route_pick(cfg, &cfg->inbounds[a->inbound], t, udp_user(a))];
 
@@ -643,7 +645,9 @@ static void release(struct loop *l, struct loop_obj *o)
 		source_limit_put(w->srv->per_source, a->src_slot);
 		w->n_conns--;
 		atomic_fetch_sub_explicit(&w->srv->n_conns, 1, memory_order_relaxed);
+		a->snap->in_stats[a->inbound]->rows[w->id].closed++;
 	}
+	worker_snap_drop(w, a->snap);
 	udp_tp_free(a);
 	free(a->tcp_in.buf);
 	free(a->tcp_out.buf);

@@ -17,6 +17,8 @@
 struct worker;
 struct conn;
 struct outbound;
+struct inbound;
+struct config;
 
 /* Datagrams taken per recvmmsg(2); the scratch is UDP_BATCH x UDP_SLOT bytes per worker. */
 enum {
@@ -89,6 +91,7 @@ union udp_addr {
 struct udp_assoc {
 	struct loop_obj obj; /* first: the loop hands it back */
 	struct worker *w;
+	struct snapshot *snap; /* the configuration it started on: routes every datagram */
 	unsigned inbound;
 	/*
 	 * The control connection (RFC 1928 section 7), taken over from the
@@ -142,6 +145,12 @@ struct udp_tp_sess;
 extern const struct loop_module udp_tp_module;
 /* Main thread, before the worker runs: the socket for inbound i. 0 or -errno (logged). */
 int udp_tp_open(struct worker *w, unsigned i, struct udp_tp **out);
+/* The socket alone (IP_TRANSPARENT, bound): fd or -errno (logged). */
+int udp_tp_socket(const struct config *cfg, const struct inbound *in);
+/* The object around fd (taken) for inbound i. 0 or -errno (fd closed). */
+int udp_tp_adopt(struct worker *w, unsigned i, int fd, struct udp_tp **out);
+/* A reload kept the socket for what is now inbound i. */
+void udp_tp_reinbound(struct udp_tp *t, unsigned i);
 int udp_tp_fd(const struct udp_tp *t);
 void udp_tp_arm(struct udp_tp *t);
 void udp_tp_stop(struct udp_tp *t);

@@ -71,7 +71,8 @@ static void flush_name(struct udp_assoc *a, int i)
 		if (nm->state == NAME_READY) {
 			snprintf(t.host, sizeof(t.host), "%s", nm->host);
 			((struct sockaddr_in *)&to)->sin_port = htons(e->port);
-			udp_send_to(a, &w->cfg->outbounds[e->outbound], &t, &to, e->data, e->len);
+			udp_send_to(a, &a->snap->cfg->outbounds[e->outbound], &t, &to, e->data,
+			            e->len);
 			udp_tx_flush(w); /* e->data goes next */
 		} else {
 			w->stats.udp_unresolved++;
@@ -157,7 +158,7 @@ void udp_up_name(struct udp_assoc *a, const struct outbound *ob, const struct pr
 	e->len = n;
 	e->port = t->port;
 	e->name = i;
-	e->outbound = (int)(ob - w->cfg->outbounds);
+	e->outbound = (int)(ob - a->snap->cfg->outbounds);
 	a->nm->n_queued++;
 	a->nm->queued_bytes += n;
 	next_lookup(a);
