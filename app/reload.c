@@ -418,12 +418,16 @@ int reload_run(struct reload *rl, struct server *srv, struct wg_hosted *wg,
 	if (ret < 0)
 		goto fail;
 	/* 6. The descriptors to every worker; a failure here still changes nothing. */
+	rl->fd_seq++;
 	for (int i = 0; i < srv->n_workers; i++) {
-		ret = worker_send_fds(&srv->workers[i], gen, pr.fds[i], pr.n_fds[i]);
+		pr.plans[i].fd_seq = rl->fd_seq;
+		ret = worker_send_fds(&srv->workers[i], rl->fd_seq, pr.fds[i], pr.n_fds[i]);
 		pr.n_fds[i] = 0; /* closed by worker_send_fds(), sent or not */
 		if (ret < 0) {
 			log_error("SIGHUP: cannot hand worker %d its sockets: %s", i,
 			          strerror(-ret));
+			while (i--) /* those sent are listening: the workers close them now */
+				worker_post(&srv->workers[i], WORKER_MSG_DROP_FDS);
 			goto fail;
 		}
 	}

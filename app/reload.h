@@ -12,6 +12,7 @@
 struct reload {
 	const char *path; /* -c FILE; NULL: the built-in configuration */
 	unsigned gen;     /* reloads applied (the snapshot's gen) */
+	unsigned fd_seq;  /* descriptor messages sent to the workers, applied or not */
 	uint64_t ok, failed;
 	uint64_t last_ok_s; /* Unix time of the last reload applied, 0: none yet */
 };

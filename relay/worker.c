@@ -106,13 +106,13 @@ static void set_timeouts(struct worker *w, const struct config *cfg)
 	loop_tq_set(&w->udp_up_tq, cfg->connect_timeout_ms + cfg->handshake_timeout_ms);
 }
 
-int worker_send_fds(struct worker *w, unsigned gen, int *fds, unsigned n)
+int worker_send_fds(struct worker *w, unsigned seq, int *fds, unsigned n)
 {
 	union {
 		char buf[CMSG_SPACE(PLAN_FDS_MAX * sizeof(int))];
 		struct cmsghdr align;
 	} ctl;
-	uint32_t hdr[2] = {gen, n};
+	uint32_t hdr[2] = {seq, n};
 	struct iovec iov = {.iov_base = hdr, .iov_len = sizeof(hdr)};
 	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
 	int ret = 0;
@@ -153,8 +153,8 @@ void worker_post_plan(struct worker *w, struct worker_plan *p)
 	worker_post(w, WORKER_MSG_RELOAD);
 }
 
-/* The descriptors of plan gen, in order; those of plans never posted are closed. */
-static unsigned take_fds(struct worker *w, unsigned gen, int *fds, unsigned want)
+/* The descriptors of message seq, in order; those of messages no plan names are closed. */
+static unsigned take_fds(struct worker *w, unsigned seq, int *fds, unsigned want)
 {
 	for (;;) {
 		union {
@@ -179,13 +179,13 @@ static unsigned take_fds(struct worker *w, unsigned gen, int *fds, unsigned want
 			memcpy(recvd + got, CMSG_DATA(cm), k * sizeof(int));
 			got += k;
 		}
-		if (hdr[0] == gen && got == want) {
+		if (hdr[0] == seq && got == want) {
 			memcpy(fds, recvd, got * sizeof(int));
 			return got;
 		}
 		for (unsigned i = 0; i < got; i++)
 			close(recvd[i]);
-		if (hdr[0] == gen)
+		if (hdr[0] == seq)
 			return 0;
 	}
 }
@@ -209,7 +209,7 @@ static void apply_plan(struct worker *w)
 	if (!p)
 		return;
 	nc = p->snap->cfg;
-	n = take_fds(w, p->gen, fds, p->n_fds);
+	n = take_fds(w, p->fd_seq, fds, p->n_fds);
 	if (n != p->n_fds)
 		log_error("worker %d: reload %u: the new sockets did not arrive; inbounds that "
 		          "needed one do not accept on this worker",
@@ -282,6 +282,8 @@ static void inbox_complete(struct loop *l, struct loop_obj *o, unsigned op,
 	unsigned msgs = atomic_exchange(&w->msgs, 0);
 
 	(void)l, (void)op, (void)cqe;
+	if (msgs & WORKER_MSG_DROP_FDS)
+		take_fds(w, 0, NULL, 0); /* seq 0 is never sent: every message waiting goes */
 	if (msgs & WORKER_MSG_RELOAD)
 		apply_plan(w);
 	if (msgs & WORKER_MSG_STOP)

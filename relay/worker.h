@@ -86,6 +86,7 @@ enum worker_msg {
 	WORKER_MSG_STOP = 1u << 0,
 	WORKER_MSG_RELOAD = 1u << 1,     /* switch to w->plan */
 	WORKER_MSG_REOPEN_LOG = 1u << 2, /* SIGHUP, SIGUSR1: the access log by its name again */
+	WORKER_MSG_DROP_FDS = 1u << 3,   /* a reload failed after sending descriptors: close them */
 };
 
 /*
@@ -103,7 +104,8 @@ enum worker_msg {
  */
 enum { PLAN_NONE = -1, PLAN_NEW = -2, PLAN_KEEP = -3 };
 struct worker_plan {
-	unsigned gen;
+	unsigned gen;    /* the reload it applies */
+	unsigned fd_seq; /* the message its descriptors came in (a failed reload sent others) */
 	struct snapshot *snap;
 	int listener[CONFIG_MAX_INBOUNDS]; /* old index, PLAN_NEW or PLAN_NONE */
 	int udp_tp[CONFIG_MAX_INBOUNDS];
@@ -176,13 +178,13 @@ int worker_listen(struct worker *w, unsigned i);
 int worker_start(struct worker *w);
 void worker_post(struct worker *w, unsigned msg);
 /*
- * Main thread, a reload in two steps: first the descriptors of plan gen
- * to every worker (closed here whatever happens; -errno when they cannot
- * be sent, and then nothing was posted anywhere yet), then the plans (the
- * worker owns p then; cannot fail). A worker drops descriptors of a gen
- * it never gets a plan for.
+ * Main thread, a reload in two steps: first the descriptors to every
+ * worker in message seq (never used twice; closed here whatever happens;
+ * -errno when they cannot be sent, and then nothing was posted anywhere
+ * yet), then the plans (the worker owns p then; cannot fail). A worker
+ * drops the descriptors of a message no plan names.
  */
-int worker_send_fds(struct worker *w, unsigned gen, int *fds, unsigned n);
+int worker_send_fds(struct worker *w, unsigned seq, int *fds, unsigned n);
 void worker_post_plan(struct worker *w, struct worker_plan *p);
 /* Main thread: drop its copies of the worker's listeners once the worker runs. */
 void worker_release_listeners(struct worker *w);
