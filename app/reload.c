@@ -199,7 +199,7 @@ static int inbounds_restart_needed(const struct config *run, const struct config
 /* --- the sockets each worker gets --- */
 
 struct prepared {
-	struct worker_plan *plans; /* one per worker */
+	struct worker_plan **plans; /* one per worker, each the worker's to free once posted */
 	int (*fds)[PLAN_FDS_MAX];
 	unsigned *n_fds;
 	int n;
@@ -207,9 +207,12 @@ struct prepared {
 
 static void prepared_free(struct prepared *pr)
 {
-	for (int w = 0; pr->fds && w < pr->n; w++)
-		for (unsigned k = 0; k < pr->n_fds[w]; k++)
+	for (int w = 0; w < pr->n; w++) {
+		for (unsigned k = 0; pr->fds && k < pr->n_fds[w]; k++)
 			close(pr->fds[w][k]);
+		if (pr->plans)
+			free(pr->plans[w]);
+	}
 	free(pr->plans);
 	free(pr->fds);
 	free(pr->n_fds);
@@ -252,8 +255,10 @@ static int prepare_sockets(struct prepared *pr, const struct config *run, const 
 	if (!pr->plans || !pr->fds || !pr->n_fds)
 		return -ENOMEM;
 	for (int w = 0; w < n_workers; w++) {
-		struct worker_plan *p = &pr->plans[w];
+		struct worker_plan *p = pr->plans[w] = calloc(1, sizeof(*p));
 
+		if (!p)
+			return -ENOMEM;
 		p->gen = gen;
 		for (size_t i = 0; i < cfg->n_inbounds; i++) {
 			const struct inbound *in = &cfg->inbounds[i];
@@ -353,36 +358,33 @@ static void log_changes(const struct config *run, const struct config *cfg,
 
 /* --- the reload --- */
 
-int reload_run(struct reload *rl, struct server *srv, struct wg_hosted *wg,
-               const struct privdrop *pd)
+/* How many workers have applied reload gen. */
+static unsigned applied(const struct server *srv, unsigned gen)
 {
-	struct snapshot *snap = NULL, *old = srv->snap;
-	const struct config *run = old->cfg;
-	struct wg_hosted_change *wgc = NULL;
-	struct prepared pr = {0};
-	struct config *cfg = NULL;
-	char *msgs = NULL, summary[256];
-	size_t mlen = 0;
-	unsigned gen = rl->gen + 1, acked = 0;
-	FILE *err;
-	int ret, bad = 0;
+	unsigned n = 0;
 
 	for (int i = 0; i < srv->n_workers; i++)
-		acked += atomic_load(&srv->workers[i].applied) == rl->gen;
-	if (acked != (unsigned)srv->n_workers) {
-		log_error("SIGHUP: reload %u is still not acknowledged by every worker (%u of %d): "
-		          "configuration not reloaded",
-		          rl->gen, acked, srv->n_workers);
-		rl->failed++;
-		return -EBUSY;
-	}
-	/* 1. The INI, every message as the log's own line. */
-	err = open_memstream(&msgs, &mlen);
+		n += atomic_load(&srv->workers[i].applied) == gen;
+	return n;
+}
+
+/*
+ * Steps 1 and 2: the INI, and what it asks that the running process cannot
+ * give. Every message becomes a log line of its own. NULL: refused (logged).
+ */
+static struct config *read_and_check(const struct reload *rl, const struct config *run,
+                                     const struct privdrop *pd)
+{
+	struct config *cfg = NULL;
+	char *msgs = NULL;
+	size_t mlen = 0;
+	FILE *err = open_memstream(&msgs, &mlen);
+	int ret, bad = 0;
+
 	if (!err)
-		return -ENOMEM;
+		return NULL;
 	ret = config_load(rl->path, &cfg, err);
 	if (ret == 0) {
-		/* 2. What cannot change without a restart, and the other files it names. */
 		bad += main_restart_needed(run, cfg);
 		bad += inbounds_restart_needed(run, cfg);
 		if (privdrop_reload_check(pd, run, cfg) < 0)
@@ -392,22 +394,57 @@ int reload_run(struct reload *rl, struct server *srv, struct wg_hosted *wg,
 	if (msgs)
 		log_lines(msgs);
 	free(msgs);
-	msgs = NULL;
 	if (ret < 0 && ret != -EINVAL)
 		log_error("%s: %s", rl->path ? rl->path : "(built-in)", strerror(-ret));
-	if (ret < 0 || bad)
-		goto fail;
-	/* 3. The snapshot: users files read now. */
-	err = open_memstream(&msgs, &mlen);
-	if (!err)
-		goto fail;
-	snap = snapshot_new(cfg, srv->n_workers, gen, err, &ret);
-	cfg = NULL; /* the snapshot's, or freed */
+	if (ret == 0 && !bad)
+		return cfg;
+	config_free(cfg);
+	return NULL;
+}
+
+/* Step 3: the snapshot, every users file read now. */
+static struct snapshot *build_snapshot(struct config *cfg, int n_workers, unsigned gen)
+{
+	struct snapshot *snap;
+	char *msgs = NULL;
+	size_t mlen = 0;
+	FILE *err = open_memstream(&msgs, &mlen);
+	int ret;
+
+	if (!err) {
+		config_free(cfg);
+		return NULL;
+	}
+	snap = snapshot_new(cfg, n_workers, gen, err, &ret);
 	fclose(err);
 	if (msgs)
 		log_lines(msgs);
 	free(msgs);
-	if (!snap)
+	return snap;
+}
+
+int reload_run(struct reload *rl, struct server *srv, struct wg_hosted *wg,
+               const struct privdrop *pd)
+{
+	struct snapshot *snap = NULL, *old = srv->snap;
+	const struct config *run = old->cfg;
+	struct wg_hosted_change *wgc = NULL;
+	struct prepared pr = {0};
+	struct config *cfg;
+	char summary[256];
+	unsigned gen = rl->gen + 1, acked = applied(srv, rl->gen);
+	int ret = -EINVAL;
+
+	if (acked != (unsigned)srv->n_workers) {
+		log_error("SIGHUP: reload %u is still not acknowledged by every worker (%u of %d): "
+		          "configuration not reloaded",
+		          rl->gen, acked, srv->n_workers);
+		rl->failed++;
+		return -EBUSY;
+	}
+	/* 1-3. Read, check, build: the INI, what needs a restart, the users files. */
+	cfg = read_and_check(rl, run, pd);
+	if (!cfg || !(snap = build_snapshot(cfg, srv->n_workers, gen)))
 		goto fail;
 	/* 4. Sockets for new and moved listeners, a new metrics listener, a new access log. */
 	ret = prepare_sockets(&pr, run, snap->cfg, srv->n_workers, gen);
@@ -420,7 +457,7 @@ int reload_run(struct reload *rl, struct server *srv, struct wg_hosted *wg,
 	/* 6. The descriptors to every worker; a failure here still changes nothing. */
 	rl->fd_seq++;
 	for (int i = 0; i < srv->n_workers; i++) {
-		pr.plans[i].fd_seq = rl->fd_seq;
+		pr.plans[i]->fd_seq = rl->fd_seq;
 		ret = worker_send_fds(&srv->workers[i], rl->fd_seq, pr.fds[i], pr.n_fds[i]);
 		pr.n_fds[i] = 0; /* closed by worker_send_fds(), sent or not */
 		if (ret < 0) {
@@ -433,38 +470,24 @@ int reload_run(struct reload *rl, struct server *srv, struct wg_hosted *wg,
 	}
 	/* 7. Commit: nothing below can fail. */
 	wg_hosted_apply(wg, wgc);
-	wgc = NULL;
+	summarize(summary, sizeof(summary), run, snap->cfg);
+	log_changes(run, snap->cfg, pr.plans[0]);
 	for (int i = 0; i < srv->n_workers; i++) {
-		struct worker_plan *p = malloc(sizeof(*p));
-
-		if (!p) { /* the worker keeps running the old configuration: say so */
-			log_error(
-			        "SIGHUP: worker %d: out of memory: it keeps the old configuration",
-			        i);
-			continue;
-		}
-		*p = pr.plans[i];
-		p->snap = snap;
+		pr.plans[i]->snap = snap;
 		snapshot_ref(snap);
-		worker_post_plan(&srv->workers[i], p);
+		worker_post_plan(&srv->workers[i], pr.plans[i]);
+		pr.plans[i] = NULL; /* the worker's */
 	}
+	prepared_free(&pr);
 	srv->snap = snap;
 	log_level = snap->cfg->log_level;
 	user_accts_set_config(srv->accts, snap->cfg);
 	reload_raise_nofile(snap->cfg, srv->n_workers);
-	summarize(summary, sizeof(summary), run, snap->cfg);
-	log_changes(run, snap->cfg, &pr.plans[0]);
 	rl->gen = gen;
 	rl->ok++;
 	rl->last_ok_s = (uint64_t)time(NULL);
-	prepared_free(&pr);
 	/* 8. Wait (bounded) until every worker has switched, so READY=1 means it. */
-	for (int waited = 0;; waited++) {
-		acked = 0;
-		for (int i = 0; i < srv->n_workers; i++)
-			acked += atomic_load(&srv->workers[i].applied) == gen;
-		if (acked == (unsigned)srv->n_workers)
-			break;
+	for (int waited = 0; (acked = applied(srv, gen)) != (unsigned)srv->n_workers; waited++) {
 		if (waited > RELOAD_WAIT_MS) {
 			log_error(
 			        "SIGHUP: reload %u: workers did not acknowledge within %d ms (%u of "
@@ -482,7 +505,6 @@ fail:
 		wg_hosted_abort(wgc);
 	prepared_free(&pr);
 	snapshot_unref(snap);
-	config_free(cfg);
 	rl->failed++;
 	log_error("SIGHUP: configuration not reloaded; the running configuration stays in force");
 	return ret < 0 ? ret : -EINVAL;
