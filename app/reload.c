@@ -15,7 +15,7 @@
 #include "metrics.h"
 #include "reload.h"
 #include "sockaddr.h"
-#include "udp.h"
+#include "udp_tproxy.h"
 #include "user_acct.h"
 
 enum { RELOAD_WAIT_MS = 5000 };

@@ -16,7 +16,7 @@
 #include "snapshot.h"
 #include "splice.h"
 #include "stats.h"
-#include "udp.h"
+#include "udp_session.h"
 
 struct listener;
 struct metrics_listener;
@@ -47,7 +47,7 @@ struct metrics_listener;
 	X(client_gone, "clients that left while their name was being resolved")    \
 	X(bytes_up, "bytes relayed client to target")                              \
 	X(bytes_down, "bytes relayed target to client")                            \
-	X(udp_assocs, "UDP associations opened")                                   \
+	X(udp_assocs, "UDP sessions opened")                                       \
 	X(udp_up, "datagrams relayed client to target")                            \
 	X(udp_down, "datagrams relayed target to client")                          \
 	X(udp_foreign, "datagrams dropped: not from the association's client")     \
@@ -58,10 +58,10 @@ struct metrics_listener;
 	X(udp_send_errors, "datagrams dropped: sending failed")                    \
 	X(udp_unresolved, "datagrams dropped: their name did not resolve")         \
 	X(udp_queue_full, "datagrams dropped: too many waiting for names")         \
-	X(udp_timeouts, "UDP associations ended by udp-timeout")                   \
+	X(udp_timeouts, "UDP sessions ended by udp-timeout")                       \
 	X(udp_upstreams, "UDP associations opened with socks5 upstreams")          \
-	X(udp_upstream_failed, "UDP associations ended: their upstream failed")    \
-	X(udp_evicted, "UDP associations ended for a new one: udp-max-sessions")
+	X(udp_upstream_failed, "UDP sessions ended: their upstream failed")        \
+	X(udp_evicted, "UDP sessions ended for a new one: udp-max-sessions")
 
 struct worker_stats {
 	STATS_FIELDS(WORKER_STATS)
