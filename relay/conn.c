@@ -446,6 +446,14 @@ static void hs_readable(struct conn *c)
 	hs_feed(c);
 }
 
+/* The upstream's handshake failed (why: enum sec_out_hs_failed): counted, then as conn_fail(). */
+static void out_hs_fail(struct conn *c, int why, enum proto_connect_result r)
+{
+	if (c->orow)
+		c->orow->hs_failed[why]++;
+	conn_fail(c, r);
+}
+
 /* The outbound's server answered (part of) its handshake. */
 static void out_readable(struct conn *c)
 {
@@ -454,7 +462,7 @@ static void out_readable(struct conn *c)
 	ssize_t n = recv(fd, hs->up_buf + hs->up_len, hs->up_cap - hs->up_len, MSG_DONTWAIT);
 
 	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-		conn_fail(c, CONNECT_GENERAL_FAILURE);
+		out_hs_fail(c, OUT_HS_CLOSED, CONNECT_GENERAL_FAILURE);
 		return;
 	}
 	if (n < 0) {
@@ -473,8 +481,8 @@ static void out_readable(struct conn *c)
 		hs->up_len -= used;
 		switch (res) {
 		case PROTO_NEED_MORE:
-			if (hs->up_len >= hs->up_cap) {
-				conn_fail(c, CONNECT_GENERAL_FAILURE);
+			if (hs->up_len >= hs->up_cap) { /* an answer longer than its protocol's */
+				out_hs_fail(c, OUT_HS_REFUSED, CONNECT_GENERAL_FAILURE);
 				return;
 			}
 			conn_arm_poll(c, OPS_HS, OP_HS_POLL, fd, POLLIN);
@@ -482,7 +490,7 @@ static void out_readable(struct conn *c)
 		case PROTO_REPLY:
 			out = hs->out->pending(hs->out_st, &len);
 			if (send_all(fd, out, len) < 0) {
-				conn_fail(c, CONNECT_GENERAL_FAILURE);
+				out_hs_fail(c, OUT_HS_CLOSED, CONNECT_GENERAL_FAILURE);
 				return;
 			}
 			continue;
@@ -493,7 +501,7 @@ static void out_readable(struct conn *c)
 		case PROTO_FAIL:
 		default:
 			/* Pass the server's verdict on, in the client's protocol. */
-			conn_fail(c, hs->out->failure(hs->out_st));
+			out_hs_fail(c, OUT_HS_REFUSED, hs->out->failure(hs->out_st));
 			return;
 		}
 	}
@@ -522,7 +530,7 @@ void conn_connected(struct conn *c)
 		c->state = CONN_OUT_HANDSHAKE;
 		loop_timer_arm(&w->loop, &w->hs_tq, &c->timer);
 		if (send_all(c->leg[LEG_OUT].fd, greeting, glen) < 0) {
-			conn_fail(c, CONNECT_GENERAL_FAILURE);
+			out_hs_fail(c, OUT_HS_CLOSED, CONNECT_GENERAL_FAILURE);
 			return;
 		}
 		conn_arm_poll(c, OPS_HS, OP_HS_POLL, c->leg[LEG_OUT].fd, POLLIN);
@@ -716,7 +724,7 @@ void conn_hs_timeout(struct loop *l, struct loop_timer *t)
 	c->irow->hs_failed[HS_TIMEOUT]++;
 	alog_result(c, "handshake-timeout");
 	if (c->state == CONN_OUT_HANDSHAKE)
-		conn_fail(c, CONNECT_TIMEOUT);
+		out_hs_fail(c, OUT_HS_TIMEOUT, CONNECT_TIMEOUT);
 	else
 		conn_close(c, false);
 }

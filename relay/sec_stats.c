@@ -63,6 +63,12 @@ static const struct stats_desc out_desc[] = {
          "reason=\"refused\""},
         {"connect_failures", "requests that failed on the outbound, by reason", C,
          "reason=\"timeout\""},
+        {"handshake_failures", "handshakes with the upstream that failed, by reason", C,
+         "reason=\"refused\""},
+        {"handshake_failures", "handshakes with the upstream that failed, by reason", C,
+         "reason=\"closed\""},
+        {"handshake_failures", "handshakes with the upstream that failed, by reason", C,
+         "reason=\"timeout\""},
         BYTES("up", "splice"),
         BYTES("up", "buffer"),
         BYTES("down", "splice"),
@@ -128,13 +134,16 @@ static void read_out(const struct stats_group *g, uint64_t *out)
 	out[n++] = active(&r);
 	for (int i = 0; i < SEC_CONNECT_N - 1; i++)
 		out[n++] = r.connect_failed[i + 1];
+	for (int i = 0; i < OUT_HS_N; i++)
+		out[n++] = r.hs_failed[i];
 	for (int d = 0; d < 2; d++)
 		for (int p = 0; p < PATH_N; p++)
 			out[n++] = r.bytes[d][p];
 }
 
 _Static_assert(N_IN == 1 + REFUSED_N + 1 + HS_N + 2 * PATH_N, "one inbound desc per value");
-_Static_assert(N_OUT == 2 + SEC_CONNECT_N - 1 + 2 * PATH_N, "one outbound desc per value");
+_Static_assert(N_OUT == 2 + SEC_CONNECT_N - 1 + OUT_HS_N + 2 * PATH_N,
+               "one outbound desc per value");
 
 struct sec_stats *sec_stats_get(enum sec_kind kind, const char *name, int n_workers)
 {

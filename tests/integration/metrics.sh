@@ -4,9 +4,10 @@
 # output; the counters move while a transfer runs and end exact; 1,000 scrapes during an upload
 # and a download change no relayed byte (sha256 at both ends); other paths 404, other methods
 # 405, malformed heads 400; a client outside [stats] allow, one over the limit of clients and
-# one that never finishes its request are closed; spliced (ASan) stays clean.
+# one that never finishes its request are closed; upstream handshakes that fail (microsocks
+# refusing our login, a server that closes) are counted by reason; spliced (ASan) stays clean.
 . "$(dirname "$0")/../lib.sh"
-need promtool curl python3 openssl
+need promtool curl python3 openssl microsocks
 need_spliced
 use_asan_spliced
 
@@ -14,7 +15,7 @@ SCRAPE="python3 $T_TOP/tests/tools/scrape.py"
 PACE="python3 $T_TOP/tests/tools/pace.py"
 RAW="python3 $T_TOP/tests/tools/httpraw.py"
 SIZE=$((24 * 1024 * 1024))
-RATE=6M # about 4 s each way
+RATE=3M # about 8 s each way: the 1,000 scrapes take 4-5 s under ASan on a loaded machine
 
 # metric FILE SERIES: the value of one series ("name{labels}" exactly as printed), or "none".
 metric() { K="$2" awk '$1 == ENVIRON["K"] { print $2; f = 1 } END { if (!f) print "none" }' "$1"; }
@@ -31,6 +32,10 @@ want=$(sha "$data")
 SP=$(free_port)
 AP=$(free_port)
 MP=$(free_port)
+RP=$(free_port)
+JP=$(free_port)
+JUNK=$(free_port)
+MSP=$(free_port)
 printf 'u"q\\x pw-u\n' >"$T_TMP/users"
 chmod 600 "$T_TMP/users"
 start_spliced "[main]
@@ -42,6 +47,22 @@ listen = 127.0.0.1:$SP
 type = socks5
 listen = 127.0.0.1:$AP
 users = $T_TMP/users
+[inbound viarefused]
+type = socks5
+listen = 127.0.0.1:$RP
+outbound = refused
+[inbound viajunk]
+type = socks5
+listen = 127.0.0.1:$JP
+outbound = junk
+[outbound refused]
+type = socks5
+server = 127.0.0.1:$MSP
+username = upuser
+password = wrong
+[outbound junk]
+type = socks5
+server = 127.0.0.1:$JUNK
 [stats]
 listen = 127.0.0.1:$MP
 allow = 127.0.0.1/32" || { fail start; finish; }
@@ -51,7 +72,31 @@ URL=http://127.0.0.1:$MP/metrics
 xfer_server ECHO -- 127.0.0.1 0 --echo || { fail setup/echo; finish; }
 echo hi | "$XFER" connect --socks5 127.0.0.1:"$AP" --user 'u"q\x' --pass pw-u 127.0.0.1 "$ECHO_PORT" \
 	>/dev/null 2>&1
+# upstream handshakes that fail: microsocks refuses our login; a server that reads the
+# greeting and closes without an answer
+microsocks -i 127.0.0.1 -p "$MSP" -u upuser -P uppass >"$T_TMP/ms.log" 2>&1 &
+on_cleanup_pid $!
+python3 - "$JUNK" "$T_TMP/junk.ready" >"$T_TMP/junk.out" 2>&1 <<'PY' &
+import socket, sys
+l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+l.bind(("127.0.0.1", int(sys.argv[1]))); l.listen(1); l.settimeout(20)
+open(sys.argv[2], "w").write("ready")
+c, _ = l.accept(); c.recv(64); c.close()
+PY
+JUNKPID=$!
+on_cleanup_pid $JUNKPID
+wait_port 127.0.0.1 "$MSP" 10 || fail setup/microsocks
+wait_file "$T_TMP/junk.ready" 5 || fail setup/junk
+echo hi | "$XFER" connect --socks5 127.0.0.1:"$RP" 127.0.0.1 "$ECHO_PORT" >/dev/null 2>&1 &&
+	fail format/upstream-refused-fails "relayed through a refused login"
+echo hi | "$XFER" connect --socks5 127.0.0.1:"$JP" 127.0.0.1 "$ECHO_PORT" >/dev/null 2>&1 &&
+	fail format/upstream-closed-fails "relayed through a server that closed"
+wait_pid $JUNKPID 10
 curl -sS -o "$T_TMP/m0" -D "$T_TMP/h0" "$URL" || fail format/get "curl failed"
+expect_eq format/outbound-handshake-refused \
+	"$(metric "$T_TMP/m0" 'spliced_outbound_handshake_failures_total{outbound="refused",reason="refused"}')" 1
+expect_eq format/outbound-handshake-closed \
+	"$(metric "$T_TMP/m0" 'spliced_outbound_handshake_failures_total{outbound="junk",reason="closed"}')" 1
 if out=$(promtool check metrics <"$T_TMP/m0" 2>&1); then pass format/promtool-check-metrics
 else fail format/promtool-check-metrics "$(head -n 5 <<<"$out")"; fi
 grep -qi '^Content-Type: text/plain; version=0.0.4; charset=utf-8' "$T_TMP/h0" && pass format/content-type ||
@@ -83,8 +128,12 @@ UPC=$!
 	</dev/null 2>"$T_TMP/down-client.err" | sha256sum | cut -d' ' -f1 >"$T_TMP/down.sha" &
 DNC=$!
 on_cleanup_pid $UPC $DNC
-sleep 1
-curl -sS -o "$T_TMP/m1" "$URL"
+# the first scrape once bytes flow both ways (a loaded machine may take a while to start them)
+for i in $(seq 100); do
+	curl -sS -o "$T_TMP/m1" "$URL"
+	[ "$(bytes "$T_TMP/m1" inbound socks up)" -gt 0 ] && [ "$(bytes "$T_TMP/m1" inbound socks down)" -gt 0 ] && break
+	sleep 0.1
+done
 t0=$(now_ms)
 scr=$($SCRAPE 127.0.0.1 "$MP" 1000 "$T_TMP/m2" 2>&1)
 t1=$(now_ms)
