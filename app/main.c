@@ -27,6 +27,8 @@
 #include "sdnotify.h"
 #include "tun_dev.h"
 #include "resolve.h"
+#include "metrics.h"
+#include "reload.h"
 #include "wg_cli.h"
 #include "wg_hosted.h"
 #include "worker.h"
@@ -55,9 +57,11 @@ static const char usage_text[] =
         "Signals:\n"
         "  SIGTERM, SIGINT    stop accepting, let open connections finish for up to\n"
         "                     [main] drain-timeout, then close them and exit 0.\n"
-        "  SIGHUP             re-read every inbound's users file; open connections are\n"
-        "                     untouched; on error the previous users stay in force.\n"
-        "                     Reopens the access-log file by its name.\n"
+        "  SIGHUP             reload: read and check the whole configuration again (its\n"
+        "                     users and wg-quick files too). On any error nothing\n"
+        "                     changes and each problem is logged as file:line; else\n"
+        "                     new connections take the new configuration, open ones\n"
+        "                     keep theirs. Reopens the access-log file by its name.\n"
         "  SIGUSR1            print the counters of every user who logged in, of\n"
         "                     every tun inbound and of every [wireguard] interface,\n"
         "                     and reopen the access-log file (for log rotation).\n"
@@ -100,145 +104,11 @@ static void print_version(void)
 	crypto_info_print(stdout);
 }
 
-/*
- * Enough descriptors for two legs per connection, plus headroom for the
- * pipes, which are held only while bytes are in flight (splice.c).
- * Workers run on private descriptor tables (worker.c), and the limit applies
- * to each table, so the need per table is divided by the worker count.
- */
-static void raise_nofile(const struct config *cfg, int n_workers)
-{
-	struct rlimit rl;
-	rlim_t want = (rlim_t)cfg->max_connections * 2 / (rlim_t)n_workers + 1024;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
-		return;
-	if (rl.rlim_max < want) {
-		struct rlimit more = {want, want};
-		if (setrlimit(RLIMIT_NOFILE, &more) == 0)
-			return;
-	}
-	if (rl.rlim_cur < want && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < want)
-		log_warn(
-		        "RLIMIT_NOFILE is %llu; %u connections over %d workers may need up to %llu "
-		        "descriptors per worker",
-		        (unsigned long long)rl.rlim_cur, cfg->max_connections, n_workers,
-		        (unsigned long long)want);
-}
-
 static int worker_count(const struct config *cfg)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 
 	return cfg->workers > 0 ? cfg->workers : (ncpu > 0 ? (int)ncpu : 1);
-}
-
-static int load_users(struct server *srv, struct users **tables)
-{
-	const struct config *cfg = srv->cfg;
-	int err = 0;
-
-	for (size_t i = 0; i < cfg->n_inbounds; i++) {
-		tables[i] = NULL;
-		if (!inbound_requires_auth(&cfg->inbounds[i]))
-			continue;
-		tables[i] = inbound_users_build(&cfg->inbounds[i], stderr, &err);
-		if (!tables[i]) {
-			while (i--)
-				if (tables[i]) {
-					users_free(tables[i]);
-					free(tables[i]);
-				}
-			return err ? err : -EINVAL;
-		}
-	}
-	return 0;
-}
-
-static void free_users_table(struct users *u)
-{
-	if (u) {
-		users_free(u);
-		free(u);
-	}
-}
-
-/*
- * Reloads, counted. The workers acknowledge a reload by adding one to
- * srv->reload_acks when their event handler sees the message; that counter
- * is never reset, so `posted` (messages sent, n_workers per reload) is what
- * it reads once every worker has acknowledged every reload so far. A
- * reload starts only then: an acknowledgement that arrives late (after a
- * reload gave up waiting) can never be taken for one of the next reload,
- * and since no message is pending when a reload posts its own, no two
- * coalesce into one acknowledgement. Tables replaced by a reload that gave
- * up waiting are held, not leaked, and freed once the count catches up.
- */
-struct reload {
-	unsigned gen;    /* reloads started */
-	unsigned posted; /* RELOAD messages posted, all reloads */
-	struct users *held[CONFIG_MAX_INBOUNDS];
-	bool holding;
-};
-
-enum { RELOAD_WAIT_MS = 5000 };
-
-static void free_held(struct reload *rl, size_t n_inbounds)
-{
-	for (size_t i = 0; rl->holding && i < n_inbounds; i++)
-		free_users_table(rl->held[i]);
-	rl->holding = false;
-}
-
-/*
- * SIGHUP: build every table first (all or nothing), publish them, then wait
- * until each worker has passed through its event handler, after which no
- * worker can still hold an old pointer (workers only use it inside one
- * completion handler), and free the old tables.
- */
-static void reload_users(struct server *srv, struct reload *rl, const struct privdrop *pd)
-{
-	struct users *fresh[CONFIG_MAX_INBOUNDS], *old[CONFIG_MAX_INBOUNDS];
-	const struct config *cfg = srv->cfg;
-	unsigned acks = atomic_load(&srv->reload_acks);
-
-	if (acks != rl->posted) {
-		log_error("SIGHUP: reload %u is still not acknowledged by every worker (%u of %u); "
-		          "users not reloaded",
-		          rl->gen, acks - (rl->posted - (unsigned)srv->n_workers),
-		          (unsigned)srv->n_workers);
-		return;
-	}
-	free_held(rl, cfg->n_inbounds); /* every worker has moved past them */
-	if (privdrop_reload_check(pd, cfg, cfg) < 0 || load_users(srv, fresh) < 0) {
-		log_error("SIGHUP: users not reloaded; the previous users stay in force");
-		return;
-	}
-	rl->gen++;
-	for (size_t i = 0; i < cfg->n_inbounds; i++)
-		old[i] = atomic_exchange(&srv->users[i], fresh[i]);
-	rl->posted += (unsigned)srv->n_workers;
-	for (int i = 0; i < srv->n_workers; i++)
-		worker_post(&srv->workers[i], WORKER_MSG_RELOAD);
-	for (int waited = 0; atomic_load(&srv->reload_acks) != rl->posted; waited++) {
-		if (waited > RELOAD_WAIT_MS) {
-			log_error(
-			        "SIGHUP: reload %u: workers did not acknowledge within %d ms; the old "
-			        "users tables are freed once they do",
-			        rl->gen, RELOAD_WAIT_MS);
-			memcpy(rl->held, old, cfg->n_inbounds * sizeof(old[0]));
-			rl->holding = true;
-			return;
-		}
-		usleep(1000);
-	}
-	for (size_t i = 0; i < cfg->n_inbounds; i++)
-		free_users_table(old[i]);
-	log_info("SIGHUP: users reloaded (reload %u)", rl->gen);
 }
 
 static void log_stats(struct server *srv)
@@ -290,16 +160,13 @@ static int backend_from_env(struct config *cfg)
 /* Rings and listeners, no thread yet: everything here may need root (low ports). */
 static int create_workers(struct server *srv)
 {
-	const struct config *cfg = srv->cfg;
+	const struct config *cfg = srv->snap->cfg;
 	char addr[SA_STR_MAX];
-	int ret;
+	int ret, fd;
 
-	int n = worker_count(cfg);
-
-	srv->workers = calloc((size_t)n, sizeof(*srv->workers));
+	srv->workers = calloc((size_t)srv->n_workers, sizeof(*srv->workers));
 	if (!srv->workers)
 		return -ENOMEM;
-	srv->n_workers = n;
 	for (int i = 0; i < srv->n_workers; i++) {
 		ret = worker_init(&srv->workers[i], i, srv);
 		if (ret < 0) {
@@ -329,6 +196,14 @@ static int create_workers(struct server *srv)
 		log_info("inbound %s (%s) listening on %s", cfg->inbounds[j].name,
 		         inbound_ops(cfg->inbounds[j].type)->name,
 		         sa_str(&cfg->inbounds[j].listen, addr));
+	}
+	/* The metrics endpoint is served by worker 0's loop. */
+	if (cfg->stats_listen_len) {
+		fd = metrics_socket(&cfg->stats_listen, cfg->stats_listen_len);
+		if (fd < 0 ||
+		    (ret = metrics_open(&srv->workers[0], fd, &srv->workers[0].metrics)) < 0)
+			return fd < 0 ? fd : ret;
+		log_info("metrics on http://%s/metrics", sa_str(&cfg->stats_listen, addr));
 	}
 	return 0;
 }
@@ -384,7 +259,68 @@ struct running {
 	struct privdrop pd;
 	struct reload reload;
 	int notify_fd; /* $NOTIFY_SOCKET (systemd Type=notify), or -1 */
+	/* spliced_build_info and the rest of the process's own metrics */
+	struct stats_group group;
+	struct stats_desc desc[6];
+	char build_labels[192];
+	uint64_t start_s;
+	/* The start's snapshot: the TUN devices keep pointing into its configuration. */
+	struct snapshot *first;
 };
+
+static void read_process(const struct stats_group *g, uint64_t *out)
+{
+	const struct running *r = g->ctx;
+
+	out[0] = 1;
+	out[1] = r->start_s;
+	out[2] = r->reload.ok;
+	out[3] = r->reload.failed;
+	out[4] = r->reload.last_ok_s;
+	out[5] = r->reload.gen;
+}
+
+/* The process as metrics: build info (version, wolfSSL, the ring's features), start, reloads. */
+static void process_group(struct running *r)
+{
+	const struct loop_features *f = &r->srv->workers[0].loop.feat;
+	struct crypto_info ci;
+
+	crypto_info_get(&ci);
+	snprintf(r->build_labels, sizeof(r->build_labels),
+	         "version=\"%s\",wolfssl=\"%s\",wolfssl_version=\"%s\",io_uring=\"%s\","
+	         "cqe_skip=\"%s\"",
+	         SPLICED_VERSION, ci.backend, ci.version ? ci.version : "none",
+	         f->defer_taskrun  ? "defer-taskrun"
+	         : f->coop_taskrun ? "coop-taskrun"
+	                           : "basic",
+	         f->cqe_skip ? "yes" : "no");
+	r->desc[0] = (struct stats_desc){"build_info",
+	                                 "1, labelled with the version, the wolfSSL it links and "
+	                                 "the io_uring set-up the kernel gave",
+	                                 STATS_GAUGE, r->build_labels};
+	r->desc[1] = (struct stats_desc){"start_time_seconds", "when spliced started, Unix seconds",
+	                                 STATS_GAUGE, NULL};
+	r->desc[2] = (struct stats_desc){"config_reloads", "SIGHUP reloads, by result",
+	                                 STATS_COUNTER, "result=\"applied\""};
+	r->desc[3] = (struct stats_desc){"config_reloads", "SIGHUP reloads, by result",
+	                                 STATS_COUNTER, "result=\"refused\""};
+	r->desc[4] = (struct stats_desc){"config_last_reload_success_timestamp_seconds",
+	                                 "when the last reload was applied, Unix seconds (0: none)",
+	                                 STATS_GAUGE, NULL};
+	r->desc[5] = (struct stats_desc){"config_generation",
+	                                 "reloads applied since start (the configuration in force)",
+	                                 STATS_GAUGE, NULL};
+	r->group = (struct stats_group){
+	        .name = "process",
+	        .family = "",
+	        .desc = r->desc,
+	        .n = sizeof(r->desc) / sizeof(r->desc[0]),
+	        .read = read_process,
+	        .ctx = r,
+	};
+	stats_register(&r->group);
+}
 
 static int serve(struct running *r, sigset_t *sigs)
 {
@@ -395,7 +331,7 @@ static int serve(struct running *r, sigset_t *sigs)
 	snprintf(status, sizeof(status),
 	         "READY=1\nSTATUS=%zu inbounds on %d workers, %zu WireGuard "
 	         "interfaces",
-	         srv->cfg->n_inbounds, srv->n_workers, srv->cfg->n_wireguards);
+	         srv->snap->cfg->n_inbounds, srv->n_workers, srv->snap->cfg->n_wireguards);
 	sdnotify(r->notify_fd, status);
 	/*
 	 * Start-up's garbage (the INI parse, the users files, c-ares' set-up
@@ -408,19 +344,26 @@ static int serve(struct running *r, sigset_t *sigs)
 		int sig = sigwaitinfo(sigs, &si);
 		if (sig < 0)
 			continue;
-		if (sig == SIGHUP || sig == SIGUSR1)
-			for (int i = 0; srv->alog_fd >= 0 && i < srv->n_workers; i++)
-				worker_post(&srv->workers[i], WORKER_MSG_REOPEN_LOG);
 		if (sig == SIGHUP) {
+			/* systemd's reload waits for the READY=1 after the real reload. */
 			sdnotify_reloading(r->notify_fd);
-			reload_users(srv, &r->reload, &r->pd);
-			sdnotify(r->notify_fd, "READY=1");
-			continue;
+			reload_run(&r->reload, srv, r->wg, &r->pd);
+			snprintf(status, sizeof(status),
+			         "READY=1\nSTATUS=%zu inbounds on %d workers, %zu WireGuard "
+			         "interfaces (reload %u)",
+			         srv->snap->cfg->n_inbounds, srv->n_workers,
+			         srv->snap->cfg->n_wireguards, r->reload.gen);
+			sdnotify(r->notify_fd, status);
 		}
+		if (sig == SIGHUP || sig == SIGUSR1)
+			for (int i = 0; srv->snap->cfg->access_log && i < srv->n_workers; i++)
+				worker_post(&srv->workers[i], WORKER_MSG_REOPEN_LOG);
+		if (sig == SIGHUP)
+			continue;
 		if (sig == SIGUSR1) {
 			user_accts_log(srv->accts, LOG_INFO);
 			tun_devs_log_stats();
-			if (srv->cfg->n_wireguards)
+			if (srv->snap->cfg->n_wireguards)
 				wg_hosted_dump_stats(r->wg);
 			else
 				log_info("SIGUSR1: no [wireguard] interface to report; the relay's "
@@ -428,7 +371,7 @@ static int serve(struct running *r, sigset_t *sigs)
 			continue;
 		}
 		log_info("%s: stopping (drain up to %u ms)", strsignal(sig),
-		         srv->cfg->drain_timeout_ms);
+		         srv->snap->cfg->drain_timeout_ms);
 		sdnotify(r->notify_fd, "STOPPING=1");
 		break;
 	}
@@ -454,12 +397,13 @@ static void audit_users_files(const struct config *cfg)
  * keep root's): first everything that may need root (descriptor limit,
  * WireGuard TUN, sockets, routes and UAPI socket, then the rings and the
  * listeners), then the drop, then every thread: WireGuard devices, relay
- * workers (each resolves names on its own loop).
+ * workers (each resolves names on its own loop). The workers run even
+ * without an inbound: a reload may add one, and [stats] is served by one.
  */
 static int start(struct running *r)
 {
 	struct server *srv = r->srv;
-	const struct config *cfg = srv->cfg;
+	const struct config *cfg = srv->snap->cfg;
 	struct privdrop_needs needs;
 	int ret;
 
@@ -470,11 +414,9 @@ static int start(struct running *r)
 	ret = tun_devs_create(cfg, worker_count(cfg));
 	if (ret < 0)
 		return ret;
-	if (cfg->n_inbounds) {
-		ret = create_workers(srv);
-		if (ret < 0)
-			return ret;
-	}
+	ret = create_workers(srv);
+	if (ret < 0)
+		return ret;
 	privdrop_needs(cfg, &needs);
 	for (size_t i = 0; i < cfg->n_wireguards; i++)
 		if (privdrop_port_privileged(wg_hosted_listen_port(r->wg, i)))
@@ -488,7 +430,9 @@ static int start(struct running *r)
 	ret = wg_hosted_run(r->wg);
 	if (ret < 0)
 		return ret;
-	return cfg->n_inbounds ? start_workers(srv) : 0;
+	process_group(r);
+	stats_register(&srv->stats); /* the "relay" sums, over workers that exist now */
+	return start_workers(srv);
 }
 
 int main(int argc, char **argv)
@@ -504,7 +448,6 @@ int main(int argc, char **argv)
 	bool check = false;
 	struct config *cfg = NULL;
 	struct server srv;
-	struct users *tables[CONFIG_MAX_INBOUNDS];
 	struct running run;
 	sigset_t sigs;
 	int opt, ret, rc = EXIT_RUNTIME;
@@ -577,15 +520,15 @@ int main(int argc, char **argv)
 	memset(&srv, 0, sizeof(srv));
 	memset(&run, 0, sizeof(run));
 	run.srv = &srv;
-	srv.cfg = cfg;
-	raise_nofile(cfg, worker_count(cfg));
-	ret = load_users(&srv, tables);
-	if (ret < 0) {
-		config_free(cfg);
-		return EXIT_CONFIG;
-	}
-	for (size_t i = 0; i < cfg->n_inbounds; i++)
-		atomic_init(&srv.users[i], tables[i]);
+	run.reload.path = path;
+	run.start_s = (uint64_t)time(NULL);
+	srv.n_workers = worker_count(cfg);
+	reload_raise_nofile(cfg, srv.n_workers);
+	srv.snap = snapshot_new(cfg, srv.n_workers, 0, stderr, &ret);
+	cfg = NULL; /* the snapshot's from here on (or freed) */
+	if (!srv.snap)
+		return ret == -ENOMEM ? EXIT_RUNTIME : EXIT_CONFIG;
+	cfg = srv.snap->cfg;
 	worker_stats_group(&srv);
 	srv.guard = auth_guard_new(cfg->max_auth_failures);
 	srv.per_source = malloc(sizeof(*srv.per_source));
@@ -594,7 +537,7 @@ int main(int argc, char **argv)
 	    source_limit_init(srv.per_source, cfg->max_per_source, cfg->max_connections) < 0 ||
 	    resolver_global_init() < 0) {
 		log_error("cannot start: out of memory, or no randomness for the tables' keys");
-		config_free(cfg);
+		snapshot_unref(srv.snap);
 		return EXIT_RUNTIME;
 	}
 	warn_open_inbounds(cfg);
@@ -605,12 +548,14 @@ int main(int argc, char **argv)
 		if (srv.alog_fd < 0) {
 			log_error("access-log: cannot open %s: %s", cfg->access_log,
 			          strerror(-srv.alog_fd));
-			config_free(cfg);
+			snapshot_unref(srv.snap);
 			return EXIT_RUNTIME;
 		}
 	}
 	/* Before the privilege drop: the connected socket works whoever spliced becomes. */
 	run.notify_fd = sdnotify_open();
+	snapshot_ref(srv.snap);
+	run.first = srv.snap;
 	if (start(&run) == 0)
 		rc = serve(&run, &sigs);
 	if (run.notify_fd >= 0)
@@ -619,22 +564,24 @@ int main(int argc, char **argv)
 		close(srv.alog_fd);
 	/* Every worker thread has been joined (serve, or start_workers on failure). */
 	wg_hosted_stop(run.wg);
-	if (cfg->n_inbounds && srv.workers)
+	if (srv.workers)
 		log_stats(&srv);
 	tun_devs_log_stats();
 	/* Rules and routes removed, sysctls restored: the workers took their queues along. */
 	tun_devs_destroy();
-	for (int i = 0; i < srv.n_workers; i++)
+	snapshot_unref(run.first);
+	if (run.group.desc) {
+		stats_unregister(&run.group);
+		stats_unregister(&srv.stats);
+	}
+	for (int i = 0; i < srv.n_workers && srv.workers; i++)
 		worker_destroy(&srv.workers[i]);
 	free(srv.workers);
-	free_held(&run.reload, cfg->n_inbounds);
 	resolver_global_cleanup();
 	auth_guard_free(srv.guard);
 	source_limit_destroy(srv.per_source);
 	free(srv.per_source);
 	user_accts_free(srv.accts);
-	for (size_t i = 0; i < cfg->n_inbounds; i++)
-		free_users_table(atomic_load(&srv.users[i]));
-	config_free(cfg);
+	snapshot_unref(srv.snap);
 	return rc;
 }

@@ -107,6 +107,13 @@ static void needs_of(const struct config *cfg, const struct config *bound,
 		    !already_bound(bound, &cfg->inbounds[i]))
 			privdrop_need(out, CAP_NET_BIND_SERVICE, cfg->inbounds[i].line,
 			              "a listen port below net.ipv4.ip_unprivileged_port_start");
+	if (cfg->stats_listen_len &&
+	    privdrop_port_privileged(
+	            ntohs(((const struct sockaddr_in *)&cfg->stats_listen)->sin_port)) &&
+	    !(bound && bound->stats_listen_len == cfg->stats_listen_len &&
+	      !memcmp(&bound->stats_listen, &cfg->stats_listen, cfg->stats_listen_len)))
+		privdrop_need(out, CAP_NET_BIND_SERVICE, cfg->stats_line,
+		              "a [stats] listen port below net.ipv4.ip_unprivileged_port_start");
 	for (size_t i = 0; i < cfg->n_inbounds; i++)
 		if (cfg->inbounds[i].type == INBOUND_TPROXY && cfg->inbounds[i].udp)
 			privdrop_need(

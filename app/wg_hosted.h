@@ -31,4 +31,19 @@ void wg_hosted_dump_stats(struct wg_hosted *h);
 /* Stop, join and remove every interface started. NULL is fine. */
 void wg_hosted_stop(struct wg_hosted *h);
 
+/*
+ * A reload in two steps. Prepare: parse every [wireguard] section's file
+ * of cfg, refuse what only a new interface takes (Address, MTU, Table, a
+ * /0 coming or going, [Spliced] keys: "needs a restart"), check that a new
+ * ListenPort can be bound, and create the interfaces cfg adds (not yet
+ * running). 0 with *out, or -errno with every problem logged and nothing
+ * changed. Then apply (cannot fail as a whole: each interface is logged)
+ * or abort.
+ */
+struct wg_hosted_change;
+int wg_hosted_prepare(struct wg_hosted *h, const struct config *cfg, struct wg_hosted_change **out);
+/* Kept interfaces synced like `wg syncconf`, new ones started, removed ones stopped. Frees c. */
+void wg_hosted_apply(struct wg_hosted *h, struct wg_hosted_change *c);
+void wg_hosted_abort(struct wg_hosted_change *c);
+
 #endif

@@ -51,6 +51,24 @@ void wg_hosted_stop(struct wg_hosted *h)
 	(void)h;
 }
 
+/* A reload: a [wireguard] section is refused as at start; with none there is nothing to change. */
+int wg_hosted_prepare(struct wg_hosted *h, const struct config *cfg, struct wg_hosted_change **out)
+{
+	(void)h;
+	*out = NULL;
+	return refuse(cfg);
+}
+
+void wg_hosted_apply(struct wg_hosted *h, struct wg_hosted_change *c)
+{
+	(void)h, (void)c;
+}
+
+void wg_hosted_abort(struct wg_hosted_change *c)
+{
+	(void)c;
+}
+
 int wg_main(int argc, char **argv)
 {
 	(void)argc, (void)argv;

@@ -14,10 +14,15 @@
 
 bool access_allowed(const struct inbound *in, const struct sockaddr_storage *peer)
 {
+	return access_in_list(in->allow, in->n_allow, peer);
+}
+
+bool access_in_list(const struct cidr *allow, size_t n_allow, const struct sockaddr_storage *peer)
+{
 	const uint8_t *a;
 	int family = peer->ss_family;
 
-	if (!in->n_allow)
+	if (!n_allow)
 		return true;
 	if (family == AF_INET) {
 		a = (const uint8_t *)&((const struct sockaddr_in *)peer)->sin_addr;
@@ -31,8 +36,8 @@ bool access_allowed(const struct inbound *in, const struct sockaddr_storage *pee
 	} else {
 		return false;
 	}
-	for (size_t i = 0; i < in->n_allow; i++) {
-		const struct cidr *c = &in->allow[i];
+	for (size_t i = 0; i < n_allow; i++) {
+		const struct cidr *c = &allow[i];
 		if (c->family == family && route_prefix_match(a, c->addr, c->prefix))
 			return true;
 	}

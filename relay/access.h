@@ -13,6 +13,8 @@
 
 /* Is this client address in the inbound's allow list (an empty list allows everyone)? */
 bool access_allowed(const struct inbound *in, const struct sockaddr_storage *peer);
+/* The same for any list ([stats] allow). */
+bool access_in_list(const struct cidr *allow, size_t n_allow, const struct sockaddr_storage *peer);
 /*
  * A proxy inbound anyone who can reach it may use: no users, no allow
  * list, not on a loopback address (the start-up warns about it).

@@ -154,9 +154,9 @@ void alog_end(struct conn *c)
 	n = snprintf(w->alog.buf + w->alog.len, ALOG_LINE_MAX,
 	             "%s.%03ldZ inbound=%s client=%s user=%s target=%s remote=%s outbound=%s "
 	             "up=%llu down=%llu ms=%llu result=%s\n",
-	             ts, now.tv_nsec / 1000000, w->cfg->inbounds[c->inbound].name, client,
+	             ts, now.tv_nsec / 1000000, c->snap->cfg->inbounds[c->inbound].name, client,
 	             l->user[0] ? l->user : "-", l->target[0] ? l->target : "-", remote,
-	             c->outbound >= 0 ? w->cfg->outbounds[c->outbound].name : "-",
+	             c->outbound >= 0 ? c->snap->cfg->outbounds[c->outbound].name : "-",
 	             (unsigned long long)c->dir[0].bytes, (unsigned long long)c->dir[1].bytes,
 	             (unsigned long long)(w->loop.now_ms - l->start_ms), result);
 	if (n > 0 && (size_t)n >= ALOG_LINE_MAX) {

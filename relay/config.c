@@ -96,6 +96,8 @@ static void close_section(struct parser *p)
 		config_close_outbound(p);
 	else if (p->sec == SEC_WIREGUARD)
 		config_close_wireguard(p);
+	else if (p->sec == SEC_STATS)
+		config_close_stats(p);
 	p->sec = SEC_NONE;
 	p->keys = NULL;
 	p->seen = 0;
@@ -231,7 +233,9 @@ static void open_unnamed(struct parser *p, enum section_kind kind, int *line_see
 		return;
 	}
 	*line_seen = p->line;
-	p->keys = kind == SEC_MAIN ? config_main_keys : config_route_keys;
+	p->keys = kind == SEC_MAIN    ? config_main_keys
+	          : kind == SEC_STATS ? config_stats_keys
+	                              : config_route_keys;
 	p->sec = kind;
 }
 
@@ -265,11 +269,13 @@ static void open_section(struct parser *p, char *s)
 	} else if (extra) {
 		config_err(p, p->line, NULL, "unexpected \"%s\" after the name",
 		           config_quote(q, extra));
-	} else if (!strcmp(type, "main") || !strcmp(type, "route")) {
+	} else if (!strcmp(type, "main") || !strcmp(type, "route") || !strcmp(type, "stats")) {
 		if (name)
 			config_err(p, p->line, NULL, "[%s] takes no name", type);
 		else if (!strcmp(type, "main"))
 			open_unnamed(p, SEC_MAIN, &p->main_line);
+		else if (!strcmp(type, "stats"))
+			open_unnamed(p, SEC_STATS, &p->stats_line);
 		else
 			open_unnamed(p, SEC_ROUTE, &p->route_line);
 	} else if (!strcmp(type, "inbound") || !strcmp(type, "outbound")) {
@@ -294,7 +300,7 @@ static void open_section(struct parser *p, char *s)
 	} else {
 		config_err(p, p->line, NULL,
 		           "unknown section (expected [main], [inbound NAME], [outbound NAME], "
-		           "[route], [user NAME] or [wireguard NAME])");
+		           "[route], [user NAME], [wireguard NAME] or [stats])");
 	}
 }
 
@@ -542,6 +548,7 @@ static int parse(struct parser *p)
 	if (rc > 0 && !p->errors) /* read_line() lets nothing malformed through */
 		config_err(p, p->line, NULL, "syntax error");
 	close_section(p);
+	p->c->main_line = p->main_line;
 	if (p->inbound_headers == 0 && p->c->n_wireguards == 0)
 		config_err(p, 1, NULL, "no [inbound NAME] section: nothing to listen on");
 	add_implicit(p, "direct", OUTBOUND_DIRECT);
@@ -650,6 +657,7 @@ void config_free(struct config *c)
 	for (size_t i = 0; i < c->n_users; i++)
 		free(c->users[i].name);
 	free(c->users);
+	free(c->stats_allow);
 	free(c->rules);
 	free(c->file);
 	free(c->access_log);

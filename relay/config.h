@@ -214,6 +214,7 @@ struct config {
 	gid_t run_gid; /* (gid_t)-1 until known */
 	char run_user[CONFIG_NAME_MAX + 1];
 	int user_line;
+	int main_line; /* where [main] starts (0: no [main]), for a reload's messages */
 	/* sections */
 	struct inbound inbounds[CONFIG_MAX_INBOUNDS];
 	size_t n_inbounds;
@@ -226,6 +227,12 @@ struct config {
 	size_t n_wireguards;
 	struct user_sec *users; /* [user NAME] sections */
 	size_t n_users;
+	/* [stats]: the metrics endpoint (stats_listen_len 0: off) and who may scrape it */
+	struct sockaddr_storage stats_listen;
+	socklen_t stats_listen_len;
+	struct cidr *stats_allow;
+	size_t n_stats_allow;
+	int stats_line;
 };
 
 /* The configuration used when spliced runs without -c. */

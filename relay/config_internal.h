@@ -24,6 +24,7 @@ enum section_kind {
 	SEC_ROUTE,
 	SEC_WIREGUARD,
 	SEC_USER,
+	SEC_STATS,
 };
 
 /* A use of an outbound name, resolved once every section has been read. */
@@ -59,7 +60,7 @@ struct parser {
 	enum section_kind sec;
 	const struct key *keys;
 	size_t idx;
-	int sec_line, main_line, route_line;
+	int sec_line, main_line, route_line, stats_line;
 	char label[LABEL_BYTES];
 	uint64_t seen; /* bit i: keys[i] was given (KEY_BIT) */
 	int key_line[KEYS_PER_SECTION];
@@ -80,7 +81,7 @@ config_err(struct parser *p, int line, const char *key, const char *fmt, ...);
 
 /* The key tables (config_keys.c). */
 extern const struct key config_main_keys[], config_inbound_keys[], config_outbound_keys[],
-        config_route_keys[], config_wireguard_keys[], config_user_keys[];
+        config_route_keys[], config_wireguard_keys[], config_user_keys[], config_stats_keys[];
 /* The checks at the end of a [main], [inbound NAME], [outbound NAME] or [wireguard NAME] section. */
 void config_close_main(struct parser *p);
 /* A whole number in min..max, or a duration in range ("1ms..24h" how it reads); errors reported. */
@@ -112,6 +113,7 @@ void config_tun_defaults(struct inbound *in);
 void config_tun_close(struct parser *p);
 /* After every section: the tun inbounds against each other, and auto_mark. */
 void config_tun_finish(struct parser *p);
+void config_close_stats(struct parser *p);
 /* v made absolute against the config file's directory; NULL (after kerr) on error. */
 char *config_path(struct parser *p, const char *v);
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config_internal.h"
 #include "config_value.h"
@@ -144,9 +145,8 @@ static void set_in_outbound(struct parser *p, const char *v)
 }
 
 /* allow = CIDR[, CIDR...]; repeatable: the lists add up. */
-static void set_allow(struct parser *p, const char *v)
+static void parse_allow(struct parser *p, const char *v, struct cidr **list, size_t *n_list)
 {
-	struct inbound *in = cur_in(p);
 	char q[QUOTE_BYTES], item[64];
 	const char *s = v;
 
@@ -173,19 +173,24 @@ static void set_allow(struct parser *p, const char *v)
 			kerr(p, "\"%s\" %s", config_quote(q, item), why);
 			return;
 		}
-		grown = realloc(in->allow, (in->n_allow + 1) * sizeof(*in->allow));
+		grown = realloc(*list, (*n_list + 1) * sizeof(**list));
 		if (!grown) {
 			kerr(p, "out of memory");
 			return;
 		}
-		in->allow = grown;
-		in->allow[in->n_allow].family = r.family;
-		memcpy(in->allow[in->n_allow].addr, r.addr, sizeof(r.addr));
-		in->allow[in->n_allow++].prefix = r.prefix;
+		*list = grown;
+		grown[*n_list].family = r.family;
+		memcpy(grown[*n_list].addr, r.addr, sizeof(r.addr));
+		grown[(*n_list)++].prefix = r.prefix;
 		s += strcspn(s, ",");
 		if (*s == ',')
 			s++;
 	}
+}
+
+static void set_allow(struct parser *p, const char *v)
+{
+	parse_allow(p, v, &cur_in(p)->allow, &cur_in(p)->n_allow);
 }
 
 static void set_udp(struct parser *p, const char *v)
@@ -735,6 +740,9 @@ void config_close_inbound(struct parser *p)
 			config_err(p, p->key_line[IN_LISTEN], "listen",
 			           "address already used by [inbound %s]", p->c->inbounds[i].name);
 	}
+	if (p->c->stats_listen_len && in->listen_len == p->c->stats_listen_len &&
+	    memcmp(&in->listen, &p->c->stats_listen, in->listen_len) == 0)
+		config_err(p, p->key_line[IN_LISTEN], "listen", "address already used by [stats]");
 	if (in->listen_len)
 		check_forward_loops(p);
 	users_sort(&in->inline_users);
@@ -746,8 +754,16 @@ void config_close_inbound(struct parser *p)
 		int rc;
 
 		if (!f) {
-			config_err(p, p->key_line[IN_USERS], "users", "cannot open \"%s\": %s",
-			           config_quote(q, in->users_file), strerror(errno));
+			int e = errno;
+			/* A reload after [main] user: the file must be readable by that user. */
+			bool hint = (e == EACCES || e == EPERM) && geteuid() != 0;
+
+			config_err(
+			        p, p->key_line[IN_USERS], "users", "cannot open \"%s\": %s%s",
+			        config_quote(q, in->users_file), strerror(e),
+			        hint ? " (spliced no longer runs as root: make the file readable "
+			               "by its user, or restart)"
+			             : "");
 			return;
 		}
 		fclose(f);
@@ -792,6 +808,47 @@ const struct key config_user_keys[] = {
         {"max-connections", set_user_max_conns, false, 0},
         {NULL, NULL, false, 0},
 };
+
+/* --- [stats] --- */
+
+static void set_stats_listen(struct parser *p, const char *v)
+{
+	char q[QUOTE_BYTES];
+	const char *why = "cannot be stored: out of memory";
+
+	if (sa_parse(v, &p->c->stats_listen, &p->c->stats_listen_len, &why) < 0)
+		kerr(p, "\"%s\" %s", config_quote(q, v), why);
+}
+
+static void set_stats_allow(struct parser *p, const char *v)
+{
+	parse_allow(p, v, &p->c->stats_allow, &p->c->n_stats_allow);
+}
+
+enum { STATS_LISTEN, STATS_ALLOW };
+const struct key config_stats_keys[] = {
+        [STATS_LISTEN] = {"listen", set_stats_listen, false, 0},
+        [STATS_ALLOW] = {"allow", set_stats_allow, true, 0},
+        {NULL, NULL, false, 0},
+};
+
+/* The endpoint needs an address; one of an inbound's would take its connections. */
+void config_close_stats(struct parser *p)
+{
+	struct config *c = p->c;
+
+	c->stats_line = p->sec_line;
+	if (!(p->seen & 1u << STATS_LISTEN)) {
+		config_err(p, p->sec_line, NULL,
+		           "missing key: listen (the metrics endpoint's address)");
+		return;
+	}
+	for (size_t i = 0; i < c->n_inbounds; i++)
+		if (c->inbounds[i].listen_len == c->stats_listen_len && c->stats_listen_len &&
+		    memcmp(&c->inbounds[i].listen, &c->stats_listen, c->stats_listen_len) == 0)
+			config_err(p, p->key_line[STATS_LISTEN], "listen",
+			           "address already used by [inbound %s]", c->inbounds[i].name);
+}
 
 const struct key config_wireguard_keys[] = {
         {"config", set_wg_config, false, 0},

@@ -136,6 +136,8 @@ void conn_fail(struct conn *c, enum proto_connect_result r)
 		conn_worker(c)->stats.blocked++;
 	else
 		conn_worker(c)->stats.connect_failed++;
+	if (c->orow && r > CONNECT_OK && (int)r < SEC_CONNECT_N)
+		c->orow->connect_failed[r]++;
 	if (len)
 		send_all(c->leg[LEG_IN].fd, reply, len);
 	/*
@@ -225,9 +227,13 @@ static void start_outbound(struct conn *c)
 	enum proto_connect_result r;
 
 	hs->target = hs->in->target(hs->in_st);
-	c->outbound = (int16_t)route_pick(w->cfg, conn_inbound(c), hs->target,
+	c->outbound = (int16_t)route_pick(conn_cfg(c), conn_inbound(c), hs->target,
 	                                  c->user ? c->user->name : NULL);
-	ob = &w->cfg->outbounds[c->outbound];
+	ob = &conn_cfg(c)->outbounds[c->outbound];
+	if (c->orow) /* a keep-alive connection's earlier request */
+		c->orow->closed++;
+	c->orow = &c->snap->out_stats[c->outbound]->rows[w->id];
+	c->orow->opened++;
 	hs->out = outbound_ops(ob->type);
 	hs->out_mem_len = hs->out->state_size + hs->out->buf_size;
 	if (hs->out_mem_len) {
@@ -257,7 +263,7 @@ static void start_outbound(struct conn *c)
 static bool check_user(struct conn *c)
 {
 	struct worker *w = conn_worker(c);
-	struct users *u = atomic_load_explicit(&w->srv->users[c->inbound], memory_order_acquire);
+	struct users *u = c->snap->users[c->inbound];
 	uint64_t now_s = w->loop.now_ms / 1000;
 	struct sockaddr_storage peer;
 	socklen_t len = sizeof(peer);
@@ -270,6 +276,7 @@ static bool check_user(struct conn *c)
 		peer.ss_family = AF_UNSPEC;
 	if (auth_guard_blocked(w->srv->guard, &peer, now_s)) {
 		w->stats.auth_throttled++;
+		c->irow->hs_failed[HS_AUTH_THROTTLED]++;
 		return false;
 	}
 	c->hs->in->creds(c->hs->in_st, &user, &pass);
@@ -288,6 +295,7 @@ static bool check_user(struct conn *c)
 		}
 	}
 	w->stats.auth_failed++;
+	c->irow->hs_failed[HS_AUTH]++;
 	alog_result(c, "auth-failed");
 	n = auth_guard_failed(w->srv->guard, &peer, now_s, &log);
 	/* Once per source and minute: what fail2ban and the like read. */
@@ -376,6 +384,7 @@ static void hs_feed(struct conn *c)
 			if (hs->len >= hs->cap) {
 				/* Unreachable with correct parsers: each bounds its own input. */
 				w->stats.hs_bad++;
+				c->irow->hs_failed[HS_BAD]++;
 				conn_close(c, false);
 				return;
 			}
@@ -397,6 +406,7 @@ static void hs_feed(struct conn *c)
 		case PROTO_AUTH: /* handled above */
 		case PROTO_FAIL:
 			w->stats.hs_bad++;
+			c->irow->hs_failed[HS_BAD]++;
 			alog_result(c, "bad-request");
 			log_debug_rl("inbound %s: handshake rejected", conn_inbound(c)->name);
 			if (reply_len)
@@ -409,6 +419,7 @@ static void hs_feed(struct conn *c)
 			if (c->user && !c->user_open) {
 				if (!user_acct_open(c->user)) {
 					w->stats.refused_user++;
+					c->irow->refused[REFUSED_USER]++;
 					alog_result(c, "user-limit");
 					log_debug_rl(
 					        "inbound %s: user %s is at its max-connections",
@@ -444,6 +455,14 @@ static void hs_readable(struct conn *c)
 	hs_feed(c);
 }
 
+/* The upstream's handshake failed (why: enum sec_out_hs_failed): counted, then as conn_fail(). */
+static void out_hs_fail(struct conn *c, int why, enum proto_connect_result r)
+{
+	if (c->orow)
+		c->orow->hs_failed[why]++;
+	conn_fail(c, r);
+}
+
 /* The outbound's server answered (part of) its handshake. */
 static void out_readable(struct conn *c)
 {
@@ -452,7 +471,7 @@ static void out_readable(struct conn *c)
 	ssize_t n = recv(fd, hs->up_buf + hs->up_len, hs->up_cap - hs->up_len, MSG_DONTWAIT);
 
 	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-		conn_fail(c, CONNECT_GENERAL_FAILURE);
+		out_hs_fail(c, OUT_HS_CLOSED, CONNECT_GENERAL_FAILURE);
 		return;
 	}
 	if (n < 0) {
@@ -471,8 +490,8 @@ static void out_readable(struct conn *c)
 		hs->up_len -= used;
 		switch (res) {
 		case PROTO_NEED_MORE:
-			if (hs->up_len >= hs->up_cap) {
-				conn_fail(c, CONNECT_GENERAL_FAILURE);
+			if (hs->up_len >= hs->up_cap) { /* an answer longer than its protocol's */
+				out_hs_fail(c, OUT_HS_REFUSED, CONNECT_GENERAL_FAILURE);
 				return;
 			}
 			conn_arm_poll(c, OPS_HS, OP_HS_POLL, fd, POLLIN);
@@ -480,7 +499,7 @@ static void out_readable(struct conn *c)
 		case PROTO_REPLY:
 			out = hs->out->pending(hs->out_st, &len);
 			if (send_all(fd, out, len) < 0) {
-				conn_fail(c, CONNECT_GENERAL_FAILURE);
+				out_hs_fail(c, OUT_HS_CLOSED, CONNECT_GENERAL_FAILURE);
 				return;
 			}
 			continue;
@@ -491,7 +510,7 @@ static void out_readable(struct conn *c)
 		case PROTO_FAIL:
 		default:
 			/* Pass the server's verdict on, in the client's protocol. */
-			conn_fail(c, hs->out->failure(hs->out_st));
+			out_hs_fail(c, OUT_HS_REFUSED, hs->out->failure(hs->out_st));
 			return;
 		}
 	}
@@ -514,13 +533,13 @@ void conn_connected(struct conn *c)
 	 * that an upstream may refuse for port 80.
 	 */
 	if (glen && hs->in->http_fwd && hs->in->http_fwd(hs->in_st) &&
-	    w->cfg->outbounds[c->outbound].type == OUTBOUND_HTTP)
+	    conn_cfg(c)->outbounds[c->outbound].type == OUTBOUND_HTTP)
 		glen = 0;
 	if (glen) {
 		c->state = CONN_OUT_HANDSHAKE;
 		loop_timer_arm(&w->loop, &w->hs_tq, &c->timer);
 		if (send_all(c->leg[LEG_OUT].fd, greeting, glen) < 0) {
-			conn_fail(c, CONNECT_GENERAL_FAILURE);
+			out_hs_fail(c, OUT_HS_CLOSED, CONNECT_GENERAL_FAILURE);
 			return;
 		}
 		conn_arm_poll(c, OPS_HS, OP_HS_POLL, c->leg[LEG_OUT].fd, POLLIN);
@@ -600,10 +619,33 @@ static int hs_new(struct conn *c)
 	return 0;
 }
 
+/*
+ * A keep-alive connection's next request takes the configuration in force
+ * now, as a new connection would (routes, users), as long as its inbound
+ * is still there with the same type; else it stays on the one it has.
+ */
+static void take_current_snapshot(struct conn *c)
+{
+	struct worker *w = conn_worker(c);
+	struct snapshot *old = c->snap;
+	int i;
+
+	if (old == w->snap)
+		return;
+	i = snapshot_inbound(w->snap, conn_inbound(c)->name);
+	if (i < 0 || w->snap->cfg->inbounds[i].type != conn_inbound(c)->type)
+		return;
+	c->snap = worker_snap_hold(w);
+	c->inbound = (uint16_t)i;
+	c->irow = &c->snap->in_stats[i]->rows[w->id]; /* the same name's: the same counters */
+	worker_snap_drop(w, old);
+}
+
 void conn_restart(struct conn *c, const uint8_t *left, size_t n)
 {
 	struct conn_hs *hs;
 
+	take_current_snapshot(c);
 	if (hs_new(c) < 0) {
 		conn_close(c, true);
 		return;
@@ -625,7 +667,7 @@ void conn_restart(struct conn *c, const uint8_t *left, size_t n)
 
 void conn_accept(struct worker *w, unsigned inbound, int fd, uint32_t src_slot)
 {
-	const struct inbound *in = &w->cfg->inbounds[inbound];
+	const struct inbound *in = &w->snap->cfg->inbounds[inbound];
 	const struct inbound_ops *ops = inbound_ops(in->type);
 	struct conn *c = calloc(1, sizeof(*c));
 	struct conn_hs *hs;
@@ -639,6 +681,9 @@ void conn_accept(struct worker *w, unsigned inbound, int fd, uint32_t src_slot)
 	}
 	w->n_conns++;
 	c->w = w;
+	c->snap = worker_snap_hold(w);
+	c->irow = &c->snap->in_stats[inbound]->rows[w->id];
+	c->irow->opened++;
 	c->outbound = -1;
 	c->inbound = (uint16_t)inbound;
 	c->src_slot = src_slot;
@@ -673,6 +718,7 @@ void conn_accept(struct worker *w, unsigned inbound, int fd, uint32_t src_slot)
 		return;
 	case PROTO_FAIL: /* redirect/tproxy: the socket cannot say where it was going */
 		w->stats.no_original_dst++;
+		c->irow->hs_failed[HS_NO_ORIGINAL_DST]++;
 		alog_result(c, "no-original-destination");
 		log_debug_rl("inbound %s: no original destination (not redirected?)", in->name);
 		conn_close(c, false);
@@ -694,9 +740,10 @@ void conn_hs_timeout(struct loop *l, struct loop_timer *t)
 
 	(void)l;
 	conn_worker(c)->stats.hs_timeouts++;
+	c->irow->hs_failed[HS_TIMEOUT]++;
 	alog_result(c, "handshake-timeout");
 	if (c->state == CONN_OUT_HANDSHAKE)
-		conn_fail(c, CONNECT_TIMEOUT);
+		out_hs_fail(c, OUT_HS_TIMEOUT, CONNECT_TIMEOUT);
 	else
 		conn_close(c, false);
 }
@@ -772,7 +819,11 @@ static void release(struct loop *l, struct loop_obj *o)
 		source_limit_put(w->srv->per_source, c->src_slot);
 		w->n_conns--;
 		atomic_fetch_sub_explicit(&w->srv->n_conns, 1, memory_order_relaxed);
+		c->irow->closed++;
 	}
+	if (c->orow)
+		c->orow->closed++;
+	worker_snap_drop(w, c->snap);
 	free(c);
 }
 

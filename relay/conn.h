@@ -11,6 +11,8 @@
 
 struct user_acct;
 struct conn_fwd;
+struct snapshot;
+struct sec_row;
 
 struct worker;
 struct conn_hs;
@@ -51,6 +53,9 @@ enum { CONN_ATTEMPTS = 4, CONN_STAGGER_MS = 250 };
 struct conn {
 	struct loop_obj obj; /* first: the loop hands it back */
 	struct worker *w;
+	struct snapshot *snap; /* the configuration it started on (worker_snap_hold()) */
+	struct sec_row *irow;  /* its inbound's counters, this worker's row */
+	struct sec_row *orow;  /* its outbound's, once routed (NULL before) */
 	enum conn_state state;
 	uint16_t inbound;
 	uint32_t src_slot; /* its source's max-connections-per-source slot (SOURCE_UNCOUNTED) */

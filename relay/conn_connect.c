@@ -33,7 +33,7 @@ static bool launch(struct conn *c)
 {
 	struct worker *w = conn_worker(c);
 	struct conn_hs *hs = c->hs;
-	const struct outbound *ob = &w->cfg->outbounds[c->outbound];
+	const struct outbound *ob = &conn_cfg(c)->outbounds[c->outbound];
 	struct io_uring_sqe *sqe;
 	int i, fd = -1;
 
@@ -44,7 +44,7 @@ static bool launch(struct conn *c)
 	while (fd < 0 && hs->next_addr < hs->n_addrs) {
 		struct sockaddr_storage *a = &hs->addrs[hs->next_addr++];
 		/* Every address, literal or resolved, target or upstream, before its SYN. */
-		if (egress_refused(w->cfg, conn_inbound(c), ob, hs->target,
+		if (egress_refused(conn_cfg(c), conn_inbound(c), ob, hs->target,
 		                   c->user ? c->user->name : NULL, a, w->stats.egress)) {
 			/* All refused: REP 02 / 403; a connect error of another address wins. */
 			if (!hs->last_err)

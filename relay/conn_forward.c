@@ -127,7 +127,7 @@ static int send_rest(struct conn *c, int d, const uint8_t *buf, size_t *off, siz
 		return -1;
 	*off += (size_t)n;
 	c->dir[d].bytes += (uint64_t)n;
-	*(d ? &w->stats.bytes_down : &w->stats.bytes_up) += (uint64_t)n;
+	conn_count(c, d, (uint64_t)n, (uint64_t)n);
 	loop_timer_touch(&w->loop, &w->idle_tq, &c->timer);
 	return 1;
 }
@@ -235,7 +235,7 @@ static int splice_body(struct conn *c, bool *dst)
 	}
 	d->held -= (uint32_t)n;
 	d->bytes += (uint64_t)n;
-	w->stats.bytes_up += (uint64_t)n;
+	conn_count(c, 0, (uint64_t)n, 0);
 	if (!d->held) {
 		pipe_pool_put(&w->pipes, d->pipe, true);
 		d->pipe[0] = d->pipe[1] = -1;
@@ -298,6 +298,10 @@ static void next_request(struct conn *c)
 	pump_dir_init(&c->dir[1]);
 	conn_fwd_free(c);
 	c->outbound = -1;
+	if (c->orow) {
+		c->orow->closed++;
+		c->orow = NULL;
+	}
 	w->stats.completed++;
 	conn_restart(c, left, left_len);
 	free(left);
@@ -412,7 +416,7 @@ void conn_fwd_ready(struct conn *c)
 			continue;
 		}
 		case FWD_RESP_BODY: {
-			uint64_t before = c->dir[1].bytes;
+			uint64_t before = c->dir[1].bytes, copied = c->dir[1].copied;
 			int err = 0;
 			/* last: at the origin's EOF the client's side is not shut down */
 			enum pump_next next = c->spliced
@@ -421,7 +425,7 @@ void conn_fwd_ready(struct conn *c)
 			                              : buf_pump(&w->bufs, &c->dir[1], org, cl,
 			                                         true, PUMP_BUDGET, &err);
 
-			w->stats.bytes_down += c->dir[1].bytes - before;
+			conn_count(c, 1, c->dir[1].bytes - before, c->dir[1].copied - copied);
 			if (c->dir[1].bytes != before)
 				loop_timer_touch(&w->loop, &w->idle_tq, &c->timer);
 			switch (next) {
@@ -455,7 +459,6 @@ void conn_fwd_ready(struct conn *c)
 bool conn_fwd_start(struct conn *c, const struct http_fwd_req *req)
 {
 	static const char resp_100[] = "HTTP/1.1 100 Continue\r\n\r\n";
-	struct worker *w = conn_worker(c);
 	struct conn_hs *hs = c->hs;
 	struct conn_fwd *f = calloc(1, sizeof(*f));
 	const struct outbound *ob;
@@ -471,7 +474,7 @@ bool conn_fwd_start(struct conn *c, const struct http_fwd_req *req)
 	if (!f->obuf)
 		return false;
 	/* An http upstream gets the request as a proxy does (absolute-form, its credentials). */
-	ob = &w->cfg->outbounds[c->outbound];
+	ob = &conn_cfg(c)->outbounds[c->outbound];
 	via = (struct http_fwd_via){
 	        .proxy = ob->type == OUTBOUND_HTTP, .user = ob->username, .pass = ob->password};
 	n = http_fwd_rewrite(req, hs->buf, &via, f->obuf, req->head_len + HTTP_FWD_EXTRA);

@@ -57,9 +57,33 @@ static inline struct worker *conn_worker(const struct conn *c)
 	return c->w;
 }
 
+/* The configuration the connection started on: its inbound, outbounds, rules and users. */
+static inline const struct config *conn_cfg(const struct conn *c)
+{
+	return c->snap->cfg;
+}
+
 static inline const struct inbound *conn_inbound(const struct conn *c)
 {
-	return &c->w->cfg->inbounds[c->inbound];
+	return &c->snap->cfg->inbounds[c->inbound];
+}
+
+/*
+ * n bytes moved in direction d (0: client to target), `copied` of them
+ * through a user-space buffer: the worker's counters, the inbound's and
+ * the outbound's (all this worker's own rows: plain adds).
+ */
+static inline void conn_count(struct conn *c, int d, uint64_t n, uint64_t copied)
+{
+	struct worker *w = c->w;
+
+	*(d ? &w->stats.bytes_down : &w->stats.bytes_up) += n;
+	c->irow->bytes[d][PATH_SPLICE] += n - copied;
+	c->irow->bytes[d][PATH_BUFFER] += copied;
+	if (c->orow) {
+		c->orow->bytes[d][PATH_SPLICE] += n - copied;
+		c->orow->bytes[d][PATH_BUFFER] += copied;
+	}
 }
 
 void conn_arm_poll(struct conn *c, int slot, unsigned op, int fd, unsigned mask);

@@ -94,7 +94,7 @@ void conn_relay_ready(struct conn *c, int d)
 	struct pump_dir *dir = &c->dir[d];
 	int src = c->leg[d].fd, dst = c->leg[!d].fd;
 	int err = 0;
-	uint64_t before = dir->bytes;
+	uint64_t before = dir->bytes, copied = dir->copied;
 	bool last = c->dir[!d].done;
 	enum pump_next next;
 
@@ -103,7 +103,7 @@ void conn_relay_ready(struct conn *c, int d)
 	next = c->spliced ? splice_pump(&w->pipes, &w->bufs, dir, src, dst, last, &err)
 	                  : buf_pump(&w->bufs, dir, src, dst, last, PUMP_BUDGET, &err);
 
-	*(d ? &w->stats.bytes_down : &w->stats.bytes_up) += dir->bytes - before;
+	conn_count(c, d, dir->bytes - before, dir->copied - copied);
 	if (dir->bytes != before && !c->rst)
 		loop_timer_touch(&w->loop, &w->idle_tq, &c->timer);
 	switch (next) {

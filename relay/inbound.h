@@ -75,6 +75,16 @@ struct inbound_ops {
 	 * fake source): the access log shows it. False: the peer it is.
 	 */
 	bool (*client)(const void *st, struct sockaddr_storage *out);
+	/*
+	 * What a reload (app/reload.c) may do with an inbound of this type.
+	 * false: its resources are a TCP listener per worker (and, for tproxy
+	 * with udp, a UDP socket per worker), which a reload opens, keeps or
+	 * stops; everything else it reads from the configuration snapshot its
+	 * connections started on. true: it holds something else the reload
+	 * cannot reopen (a TUN device, say), so adding, removing or changing
+	 * such an inbound is refused as "needs a restart", naming it.
+	 */
+	bool reload_needs_restart;
 };
 
 /*

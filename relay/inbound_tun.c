@@ -96,4 +96,6 @@ const struct inbound_ops inbound_tun_ops = {
         .hold = tun_hold,
         .release = tun_release,
         .client = tun_client,
+        /* its device, queues and NAT are made at start (tun_dev.c): a reload cannot redo them */
+        .reload_needs_restart = true,
 };

@@ -55,41 +55,12 @@ static void steer_by_cpu(int fd, unsigned n_workers, const char *inbound)
 		         inbound, strerror(errno));
 }
 
-int listener_open(struct worker *w, unsigned i, struct listener **out)
+/* Options accepted sockets inherit, set again when a reload keeps the socket. */
+void listener_set_options(int fd, const struct config *cfg, const struct inbound *in, int n_workers)
 {
-	const struct inbound *in = &w->cfg->inbounds[i];
-	struct listener *ls = calloc(1, sizeof(*ls));
-	int one = 1, fd, ret;
-	char addr[SA_STR_MAX];
+	int one = 1;
+	unsigned ka = in->keepalive_set ? in->keepalive_ms : cfg->keepalive_ms;
 
-	if (!ls)
-		return -ENOMEM;
-	if (in->type == INBOUND_TUN) {
-		/* bound to the device, on a port of this worker's own (tun_dev.c) */
-		fd = tun_dev_listen_socket(tun_dev_get(i), w->id);
-		if (fd < 0) {
-			log_error("inbound %s: cannot listen on its TUN: %s", in->name,
-			          strerror(-fd));
-			free(ls);
-			return fd;
-		}
-		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-		if (in->keepalive_set ? in->keepalive_ms : w->cfg->keepalive_ms)
-			tcp_keepalive(
-			        fd, (in->keepalive_set ? in->keepalive_ms : w->cfg->keepalive_ms) /
-			                    1000);
-		tcp_user_timeout(fd, in->user_timeout_ms);
-		goto bound;
-	}
-	fd = socket(in->listen.ss_family, SOCK_STREAM | SOCK_CLOEXEC, IPPROTO_TCP);
-	if (fd < 0) {
-		ret = -errno;
-		free(ls);
-		return ret;
-	}
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) < 0)
-		goto fail;
 	/*
 	 * TCP_NODELAY on the listener: accepted sockets inherit it (the child
 	 * is a copy of the listening tcp_sock), which saves a setsockopt per
@@ -97,10 +68,34 @@ int listener_open(struct worker *w, unsigned i, struct listener **out)
 	 */
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	/* Accepted sockets inherit these too: the inbound's own keepalive over [main]'s. */
-	if (in->keepalive_set ? in->keepalive_ms : w->cfg->keepalive_ms)
-		tcp_keepalive(fd,
-		              (in->keepalive_set ? in->keepalive_ms : w->cfg->keepalive_ms) / 1000);
-	tcp_user_timeout(fd, in->user_timeout_ms);
+	if (ka)
+		tcp_keepalive(fd, ka / 1000);
+	else
+		setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &(int){0}, sizeof(int));
+	/* Even 0 (the kernel's default again): a kept socket may have had another. */
+	setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &in->user_timeout_ms,
+	           sizeof(in->user_timeout_ms));
+	/* a tun inbound's listeners are one per worker already (tun_dev_listen_socket()) */
+	if (in->type == INBOUND_TUN)
+		return;
+	if (cfg->accept_steering == STEER_CPU && n_workers > 1)
+		steer_by_cpu(fd, (unsigned)n_workers, in->name);
+	else
+		setsockopt(fd, SOL_SOCKET, SO_DETACH_REUSEPORT_BPF, &one,
+		           sizeof(one)); /* ENOENT: none */
+}
+
+int listener_socket(const struct config *cfg, const struct inbound *in, int n_workers)
+{
+	int one = 1, fd, ret;
+	char addr[SA_STR_MAX];
+
+	fd = socket(in->listen.ss_family, SOCK_STREAM | SOCK_CLOEXEC, IPPROTO_TCP);
+	if (fd < 0)
+		goto fail;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) < 0)
+		goto fail;
 	/* "[::]" must not swallow IPv4: a separate 0.0.0.0 inbound can coexist. */
 	if (in->listen.ss_family == AF_INET6)
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
@@ -111,35 +106,62 @@ int listener_open(struct worker *w, unsigned i, struct listener **out)
 		          ret == -EPERM ? " (tproxy needs CAP_NET_ADMIN: start spliced as root)"
 		                        : "");
 		close(fd);
-		free(ls);
 		return ret;
 	}
 	if (bind(fd, (const struct sockaddr *)&in->listen, in->listen_len) < 0)
 		goto fail;
-bound:
 	if (listen(fd, LISTEN_BACKLOG) < 0)
 		goto fail;
-	/* a tun inbound's listeners are one per worker already (tun_dev_listen_socket()) */
-	if (w->cfg->accept_steering == STEER_CPU && w->srv->n_workers > 1 &&
-	    in->type != INBOUND_TUN)
-		steer_by_cpu(fd, (unsigned)w->srv->n_workers, in->name);
-	ret = loop_add(&w->loop, &ls->obj, LOOP_KIND_LISTENER);
-	if (ret < 0) {
-		errno = -ret;
-		goto fail;
+	/* After listen(): the steering program attaches to the SO_REUSEPORT group. */
+	listener_set_options(fd, cfg, in, n_workers);
+	return fd;
+fail:
+	ret = -errno;
+	log_error("inbound %s: cannot listen on %s: %s", in->name, sa_str(&in->listen, addr),
+	          strerror(-ret));
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
+int listener_adopt(struct worker *w, unsigned i, int fd, struct listener **out)
+{
+	struct listener *ls = calloc(1, sizeof(*ls));
+
+	if (!ls || loop_add(&w->loop, &ls->obj, LOOP_KIND_LISTENER) < 0) {
+		free(ls);
+		close(fd);
+		return -ENOMEM;
 	}
 	ls->w = w;
 	ls->inbound = i;
 	ls->fd = fd;
 	*out = ls;
 	return 0;
-fail:
-	ret = -errno;
-	log_error("inbound %s: cannot listen on %s: %s", in->name, sa_str(&in->listen, addr),
-	          strerror(-ret));
-	close(fd);
-	free(ls);
-	return ret;
+}
+
+int listener_open(struct worker *w, unsigned i, struct listener **out)
+{
+	const struct inbound *in = &w->cfg->inbounds[i];
+	int fd;
+
+	if (in->type != INBOUND_TUN) {
+		fd = listener_socket(w->cfg, in, w->srv->n_workers);
+		return fd < 0 ? fd : listener_adopt(w, i, fd, out);
+	}
+	/* bound to the device, on a port of this worker's own (tun_dev.c) */
+	fd = tun_dev_listen_socket(tun_dev_get(i), w->id);
+	if (fd >= 0 && listen(fd, LISTEN_BACKLOG) < 0) {
+		int err = -errno;
+		close(fd);
+		fd = err;
+	}
+	if (fd < 0) {
+		log_error("inbound %s: cannot listen on its TUN: %s", in->name, strerror(-fd));
+		return fd;
+	}
+	listener_set_options(fd, w->cfg, in, w->srv->n_workers);
+	return listener_adopt(w, i, fd, out);
 }
 
 void listener_arm(struct listener *ls)
@@ -159,7 +181,8 @@ void listener_arm(struct listener *ls)
  * max-connections-per-source (a getpeername(2) only when either is set).
  * True with *slot to give back when the connection ends.
  */
-static bool admit(struct worker *w, const struct inbound *in, int fd, uint32_t *slot)
+static bool admit(struct worker *w, const struct inbound *in, struct sec_row *row, int fd,
+                  uint32_t *slot)
 {
 	struct sockaddr_storage peer;
 	socklen_t len = sizeof(peer);
@@ -176,6 +199,7 @@ static bool admit(struct worker *w, const struct inbound *in, int fd, uint32_t *
 	if (!access_allowed(in, &peer)) {
 		/* Refused before a byte is read (the client sees a reset). */
 		w->stats.refused_allow++;
+		row->refused[REFUSED_ALLOW]++;
 		log_debug_rl("inbound %s: %s is not in allow: refused", in->name,
 		             sa_str(&peer, addr));
 		return false;
@@ -183,6 +207,7 @@ static bool admit(struct worker *w, const struct inbound *in, int fd, uint32_t *
 	if (!source_limit_take(w->srv->per_source, &peer, (uint64_t)(w->loop.now_ms / 1000), slot,
 	                       &log)) {
 		w->stats.refused_source++;
+		row->refused[REFUSED_SOURCE]++;
 		if (log)
 			log_warn(
 			        "inbound %s: %s has max-connections-per-source (%u) open: refusing "
@@ -205,11 +230,13 @@ static void on_accept(struct listener *ls, int res, unsigned flags)
 
 	if (res >= 0) {
 		const struct inbound *in = &w->cfg->inbounds[ls->inbound];
+		struct sec_row *row = &w->snap->in_stats[ls->inbound]->rows[w->id];
 		uint32_t slot;
 		unsigned n;
 
 		w->stats.accepted++;
-		if (!admit(w, in, res, &slot)) {
+		row->accepted++;
+		if (!admit(w, in, row, res, &slot)) {
 			close(res);
 			goto rearm;
 		}
@@ -219,6 +246,7 @@ static void on_accept(struct listener *ls, int res, unsigned flags)
 			atomic_fetch_sub_explicit(&w->srv->n_conns, 1, memory_order_relaxed);
 			source_limit_put(w->srv->per_source, slot);
 			w->stats.refused_limit++;
+			row->refused[REFUSED_LIMIT]++;
 			log_debug_rl("max-connections (%u) reached: refusing",
 			             w->cfg->max_connections);
 			close(res);
@@ -286,7 +314,9 @@ static void release(struct loop *l, struct loop_obj *o)
 
 	(void)l;
 	close(ls->fd);
-	ls->w->listeners[ls->inbound] = NULL;
+	/* A reload may have given the slot to another listener already. */
+	if (ls->w->listeners[ls->inbound] == ls)
+		ls->w->listeners[ls->inbound] = NULL;
 	free(ls);
 }
 

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 
+#include "config.h"
 #include "loop.h"
 
 struct worker;
@@ -25,6 +26,13 @@ extern const struct loop_module listener_module;
  * shared accept lock). Logs and returns -errno on failure.
  */
 int listener_open(struct worker *w, unsigned inbound, struct listener **out);
+/* The socket alone: bound and listening with the inbound's options. fd or -errno (logged). */
+int listener_socket(const struct config *cfg, const struct inbound *in, int n_workers);
+/* Options accepted sockets inherit (keepalive, user-timeout, accept-steering), on a kept socket too. */
+void listener_set_options(int fd, const struct config *cfg, const struct inbound *in,
+                          int n_workers);
+/* The object around fd (taken) for inbound i of w's configuration. 0 or -errno (fd closed). */
+int listener_adopt(struct worker *w, unsigned inbound, int fd, struct listener **out);
 /* Worker thread: start accepting (multishot accept). */
 void listener_arm(struct listener *ls);
 /*

@@ -284,6 +284,7 @@ struct io_uring_sqe *loop_prep_linked(struct loop *l, struct loop_obj *o, unsign
 {
 	struct io_uring_sqe *sqe = get_sqe(l);
 
+	l->sqes++;
 	io_uring_sqe_set_data64(sqe, loop_tag_of(l, o, op));
 	return sqe;
 }
@@ -316,6 +317,7 @@ void loop_cancel(struct loop *l, uint64_t tag)
 {
 	struct io_uring_sqe *sqe = get_sqe(l);
 
+	l->sqes++;
 	io_uring_prep_cancel64(sqe, tag, 0);
 	/* Untagged: a cancel that found nothing (the op is completing anyway) says so once. */
 	io_uring_sqe_set_data64(sqe, loop_tag(LOOP_KIND_NONE, 0, 0, 0));
@@ -382,6 +384,7 @@ int loop_turn(struct loop *l, uint64_t wait_ms)
 		count++;
 	}
 	io_uring_cq_advance(&l->ring, count);
+	l->cqes += count;
 	return ret;
 }
 
@@ -393,6 +396,25 @@ void loop_tq_init(struct loop *l, struct loop_tq *q, uint64_t dur_ms,
 	q->fire = fire;
 	if (l->n_tqs < LOOP_MAX_TQ)
 		l->tqs[l->n_tqs++] = q;
+}
+
+void loop_tq_set(struct loop_tq *q, uint64_t dur_ms)
+{
+	struct list_node *n, *next;
+
+	if (dur_ms == q->dur_ms)
+		return;
+	for (n = q->head.next; n != &q->head; n = next) {
+		struct loop_timer *t = list_entry(n, struct loop_timer, node);
+
+		next = n->next;
+		if (!dur_ms)
+			list_del(&t->node);
+		else
+			t->due_ms =
+			        t->due_ms - q->dur_ms + dur_ms; /* armed at due - old duration */
+	}
+	q->dur_ms = dur_ms;
 }
 
 void loop_timer_arm(struct loop *l, struct loop_tq *q, struct loop_timer *t)

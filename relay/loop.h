@@ -29,6 +29,7 @@ enum loop_kind {
 	LOOP_KIND_UDP_TP,   /* a tproxy inbound's UDP socket (udp_tproxy.c) */
 	LOOP_KIND_TUN,      /* a tun inbound's queue in this worker (tun_queue.c) */
 	LOOP_KIND_TUN_DNS,  /* a TUN app's DNS query over TCP (tun_dns.c) */
+	LOOP_KIND_METRICS,  /* the metrics endpoint's listener, and its clients (metrics.c) */
 	LOOP_KIND_MAX = 16,
 };
 
@@ -188,6 +189,7 @@ struct loop {
 	unsigned n_tqs;
 	uint64_t now_ms; /* CLOCK_MONOTONIC_COARSE, refreshed every turn */
 	uint64_t turns;
+	uint64_t sqes, cqes; /* requests prepared (cancels too) and completions dispatched */
 };
 
 /* Ring and tables (main thread); loop_start() in the thread that runs it. 0 or -errno. */
@@ -260,6 +262,11 @@ int loop_turn(struct loop *l, uint64_t wait_ms);
 /* Timer queues (registered with the loop, run after each turn). */
 void loop_tq_init(struct loop *l, struct loop_tq *q, uint64_t dur_ms,
                   void (*fire)(struct loop *l, struct loop_timer *t));
+/*
+ * A new duration (a reload): every armed deadline moves by the difference,
+ * which keeps the queue in order; 0 disarms them all.
+ */
+void loop_tq_set(struct loop_tq *q, uint64_t dur_ms);
 static inline void loop_timer_init(struct loop_timer *t)
 {
 	list_init(&t->node);

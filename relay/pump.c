@@ -17,6 +17,7 @@ void pump_dir_init(struct pump_dir *d)
 	d->done = false;
 	d->wr_err = false;
 	d->bytes = 0;
+	d->copied = 0;
 }
 
 int buf_pool_init(struct buf_pool *bp, unsigned max_free)
@@ -140,6 +141,7 @@ enum pump_next buf_pump(struct buf_pool *bp, struct pump_dir *d, int src, int ds
 			d->buf_off += (uint32_t)n;
 			d->held -= (uint32_t)n;
 			d->bytes += (uint64_t)n;
+			d->copied += (uint64_t)n;
 			moved += (size_t)n;
 		}
 		/* Same reasoning as the splice pump: the level-triggered poll misses nothing. */

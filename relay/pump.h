@@ -41,6 +41,7 @@ struct pump_dir {
 	bool done;        /* EOF forwarded: dst write side shut down */
 	bool wr_err;      /* the PUMP_ERROR came from writing to dst (else from reading src) */
 	uint64_t bytes;   /* total moved to dst */
+	uint64_t copied;  /* of them, through a buffer (the rest went through a pipe) */
 };
 
 void pump_dir_init(struct pump_dir *d);

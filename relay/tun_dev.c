@@ -55,7 +55,7 @@ struct tun_dev *tun_dev_get(unsigned inbound)
 struct tun_dev *tun_dev_of(const struct inbound *in)
 {
 	for (unsigned i = 0; i < CONFIG_MAX_INBOUNDS; i++)
-		if (devs[i] && devs[i]->in == in)
+		if (devs[i] && strcmp(devs[i]->in->name, in->name) == 0) /* a reload's copy too */
 			return devs[i];
 	return NULL;
 }
@@ -339,7 +339,8 @@ static void qstats_read(const struct stats_group *g, uint64_t *out)
 }
 
 static const struct stats_desc qstats_desc[] = {
-        TUN_QSTATS(STATS_DESC_){"nat_entries", "TCP flows in the NAT table now (any state)"},
+        TUN_QSTATS(STATS_DESC_){"nat_entries", "TCP flows in the NAT table now (any state)",
+                                STATS_GAUGE, NULL},
 };
 
 static int create_one(const struct config *cfg, unsigned i, int n_workers)
@@ -413,8 +414,11 @@ static int create_one(const struct config *cfg, unsigned i, int n_workers)
 	if (ret < 0)
 		return ret;
 	snprintf(d->stats_name, sizeof(d->stats_name), "tun %s", in->name);
+	snprintf(d->stats_labels, sizeof(d->stats_labels), "inbound=\"%s\"", in->name);
 	d->stats = (struct stats_group){
 	        .name = d->stats_name,
+	        .family = "tun", /* spliced_tun_NAME{inbound="..."} on /metrics */
+	        .labels = d->stats_labels,
 	        .desc = qstats_desc,
 	        .n = sizeof(qstats_desc) / sizeof(qstats_desc[0]),
 	        .read = qstats_read,

@@ -53,9 +53,9 @@ struct tun_qstats {
 } __attribute__((aligned(64)));
 
 struct tun_dev {
-	const struct inbound *in;
-	unsigned inbound; /* its index */
-	struct tun tun;   /* queue descriptors move to their workers' tun_queue */
+	const struct inbound *in; /* in the start's configuration (main keeps it) */
+	unsigned inbound;         /* its index */
+	struct tun tun;           /* queue descriptors move to their workers' tun_queue */
 	struct nat nat;
 	bool nat_ready;
 	struct dnsmap map; /* mapped-dns (map.e NULL: off) */
@@ -70,6 +70,7 @@ struct tun_dev {
 	int n_workers;
 	struct stats_group stats;
 	char stats_name[CONFIG_NAME_MAX + 8];
+	char stats_labels[CONFIG_NAME_MAX + 16]; /* metrics: inbound="NAME" */
 };
 
 /*

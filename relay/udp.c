@@ -148,6 +148,7 @@ static struct udp_assoc *assoc_new(struct conn *c, int fd)
 
 	if (!a)
 		return NULL;
+	udp_sess_set_snap(&a->s, c->snap); /* the connection's, which a reload may have left behind */
 	a->fd = fd;
 	a->tcp_fd = a->ctl_fd = -1;
 	return a;
@@ -158,7 +159,7 @@ int udp_assoc_open(struct conn *c, const struct sockaddr_storage *peer,
                    struct udp_assoc **out, struct sockaddr_storage *bound)
 {
 	struct worker *w = c->w;
-	const struct inbound *in = &w->cfg->inbounds[c->inbound];
+	const struct inbound *in = &c->snap->cfg->inbounds[c->inbound];
 	struct udp_assoc *a;
 	socklen_t len = sizeof(*bound);
 	int fd;
@@ -365,6 +366,7 @@ static void release(struct udp_sess *s)
 		source_limit_put(w->srv->per_source, a->src_slot);
 		w->n_conns--;
 		atomic_fetch_sub_explicit(&w->srv->n_conns, 1, memory_order_relaxed);
+		s->snap->in_stats[s->inbound]->rows[w->id].closed++;
 	}
 	free(a->tcp_in.buf);
 	free(a->tcp_out.buf);

@@ -105,7 +105,7 @@ static void flush_name(struct udp_sess *s, int i)
 		if (nm->state == NAME_READY) {
 			snprintf(t.host, sizeof(t.host), "%s", nm->host);
 			((struct sockaddr_in *)&to)->sin_port = htons(e->port);
-			udp_sess_send_to(s, &w->cfg->outbounds[e->outbound], &t, &to, e->data,
+			udp_sess_send_to(s, &s->snap->cfg->outbounds[e->outbound], &t, &to, e->data,
 			                 e->len);
 			udp_tx_flush(w); /* e->data goes next */
 		} else {
@@ -192,7 +192,7 @@ void udp_names_send(struct udp_sess *s, const struct outbound *ob, const struct 
 	e->len = n;
 	e->port = t->port;
 	e->name = i;
-	e->outbound = (int)(ob - w->cfg->outbounds);
+	e->outbound = (int)(ob - s->snap->cfg->outbounds);
 	s->nm->n_queued++;
 	s->nm->queued_bytes += n;
 	next_lookup(s);

@@ -260,6 +260,7 @@ struct udp_sess *udp_sess_open(struct worker *w, unsigned inbound, const struct 
 	s->w = w;
 	s->front = f;
 	s->inbound = inbound;
+	s->snap = worker_snap_hold(w);
 	s->out_fd[0] = s->out_fd[1] = -1;
 	list_init(&s->doom);
 	loop_timer_init(&s->timer);
@@ -323,6 +324,16 @@ void udp_sess_set_user(struct udp_sess *s, struct user_acct *u)
 	s->user = u;
 }
 
+void udp_sess_set_snap(struct udp_sess *s, struct snapshot *snap)
+{
+	struct snapshot *old = s->snap;
+
+	if (snap == old)
+		return;
+	s->snap = worker_snap_hold_this(s->w, snap);
+	worker_snap_drop(s->w, old);
+}
+
 const char *udp_sess_user(const struct udp_sess *s)
 {
 	return s->user ? s->user->name : NULL;
@@ -330,7 +341,7 @@ const char *udp_sess_user(const struct udp_sess *s)
 
 const struct inbound *udp_sess_inbound(const struct udp_sess *s)
 {
-	return s->inbound == UDP_SESS_NO_INBOUND ? NULL : &s->w->cfg->inbounds[s->inbound];
+	return s->inbound == UDP_SESS_NO_INBOUND ? NULL : &s->snap->cfg->inbounds[s->inbound];
 }
 
 static uint64_t arm(struct udp_sess *s, unsigned op, int fd, unsigned mask)
@@ -372,7 +383,7 @@ void udp_sess_send_to(struct udp_sess *s, const struct outbound *ob, const struc
 	int fd;
 
 	udp_endpoint_unmap(&to); /* the direct sockets are one per family */
-	if (egress_refused(w->cfg, udp_sess_inbound(s), ob, t, udp_sess_user(s), &to,
+	if (egress_refused(s->snap->cfg, udp_sess_inbound(s), ob, t, udp_sess_user(s), &to,
 	                   w->stats.egress))
 		return;
 	fd = out_socket(s, ob, to.ss_family);
@@ -386,7 +397,7 @@ void udp_sess_send_to(struct udp_sess *s, const struct outbound *ob, const struc
 void udp_sess_send(struct udp_sess *s, const struct proto_target *t, const uint8_t *d, size_t n)
 {
 	struct worker *w = s->w;
-	const struct config *cfg = w->cfg;
+	const struct config *cfg = s->snap->cfg;
 	const struct outbound *ob =
 	        &cfg->outbounds[route_pick(cfg, udp_sess_inbound(s), t, udp_sess_user(s))];
 
@@ -501,6 +512,7 @@ static void release(struct loop *l, struct loop_obj *o)
 	for (int i = 0; i < 2; i++)
 		if (s->out_fd[i] >= 0)
 			close(s->out_fd[i]);
+	worker_snap_drop(w, s->snap);
 	free(s);
 }
 

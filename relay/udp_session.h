@@ -65,6 +65,7 @@ struct udp_sess_table;
 struct udp_names;
 struct udp_up;
 struct user_acct;
+struct snapshot;
 
 /* The session's polls are ops 1 and 2; a front end arms its own from UDP_SESS_OP_FRONT on. */
 enum { UDP_SESS_OP_OUT4 = 1, UDP_SESS_OP_OUT6, UDP_SESS_OP_FRONT };
@@ -106,6 +107,8 @@ struct udp_sess {
 	struct worker *w;
 	const struct udp_front *front;
 	unsigned inbound; /* or UDP_SESS_NO_INBOUND */
+	/* The configuration it started on (a reload does not change it): routes every datagram. */
+	struct snapshot *snap;
 	/* The client's endpoint: the table's key (set by udp_sess_open()), or the front end's. */
 	union udp_addr client;
 	struct udp_sess_table *tab; /* the table that finds it, NULL: none */
@@ -155,6 +158,8 @@ void udp_sess_close(struct udp_sess *s);
 void udp_sess_doom(struct udp_sess *s);
 /* The end of the loop's turn: close the doomed (the worker calls it). */
 void udp_sess_reap(struct worker *w);
+/* s routes by snap from now on (a SOCKS5 association: its control connection's). */
+void udp_sess_set_snap(struct udp_sess *s, struct snapshot *snap);
 /* The idle deadline moves (a datagram either way); udp_sess_send() does it itself. */
 void udp_sess_touch(struct udp_sess *s);
 /* s counts as one of u's connections from now on (u from user_acct_open()). */

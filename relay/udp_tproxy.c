@@ -82,27 +82,14 @@ static unsigned rbucket(const struct udp_tp *t, const void *sa)
 	return (unsigned)(udp_endpoint_hash(t->key, sa) % UDP_TP_RBUCKETS);
 }
 
-int udp_tp_open(struct worker *w, unsigned i, struct udp_tp **out)
+int udp_tp_socket(const struct config *cfg, const struct inbound *in)
 {
-	const struct inbound *in = &w->cfg->inbounds[i];
-	struct udp_tp *t = calloc(1, sizeof(*t));
-	int one = 1, fd, ret = 0, v6 = in->listen.ss_family == AF_INET6;
+	int one = 1, fd, ret, v6 = in->listen.ss_family == AF_INET6, n = (int)cfg->udp_buffer;
 	char addr[SA_STR_MAX];
 
-	if (!t)
-		return -ENOMEM;
-	if (getrandom(t->key, sizeof(t->key), 0) != (ssize_t)sizeof(t->key) ||
-	    (ret = udp_sess_table_init(&t->sessions)) < 0) {
-		free(t);
-		return ret < 0 ? ret : -EAGAIN;
-	}
 	fd = socket(in->listen.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		ret = -errno;
-		udp_sess_table_fini(&t->sessions);
-		free(t);
-		return ret;
-	}
+	if (fd < 0)
+		goto fail;
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) < 0 ||
 	    (v6 && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) < 0) ||
@@ -111,10 +98,33 @@ int udp_tp_open(struct worker *w, unsigned i, struct udp_tp **out)
 	               v6 ? IPV6_RECVORIGDSTADDR : IP_RECVORIGDSTADDR, &one, sizeof(one)) < 0 ||
 	    bind(fd, (const struct sockaddr *)&in->listen, in->listen_len) < 0)
 		goto fail;
-	udp_set_buffer(w, fd);
+	if (n) /* udp-buffer, as udp_set_buffer() */
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &n, sizeof(n));
+	return fd;
+fail:
+	ret = -errno;
+	log_error("inbound %s: cannot take UDP on %s: %s%s", in->name, sa_str(&in->listen, addr),
+	          strerror(-ret), ret == -EPERM ? " (tproxy needs CAP_NET_ADMIN)" : "");
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
+int udp_tp_adopt(struct worker *w, unsigned i, int fd, struct udp_tp **out)
+{
+	struct udp_tp *t = calloc(1, sizeof(*t));
+	int ret = -ENOMEM;
+
+	if (!t)
+		goto fail;
+	if (getrandom(t->key, sizeof(t->key), 0) != (ssize_t)sizeof(t->key) ||
+	    (ret = udp_sess_table_init(&t->sessions)) < 0) {
+		ret = ret < 0 ? ret : -EAGAIN;
+		goto fail;
+	}
 	ret = loop_add(&w->loop, &t->obj, LOOP_KIND_UDP_TP);
 	if (ret < 0) {
-		errno = -ret;
+		udp_sess_table_fini(&t->sessions);
 		goto fail;
 	}
 	t->w = w;
@@ -123,13 +133,21 @@ int udp_tp_open(struct worker *w, unsigned i, struct udp_tp **out)
 	*out = t;
 	return 0;
 fail:
-	ret = -errno;
-	log_error("inbound %s: cannot take UDP on %s: %s%s", in->name, sa_str(&in->listen, addr),
-	          strerror(-ret), ret == -EPERM ? " (tproxy needs CAP_NET_ADMIN)" : "");
-	close(fd);
-	udp_sess_table_fini(&t->sessions);
 	free(t);
+	close(fd);
 	return ret;
+}
+
+int udp_tp_open(struct worker *w, unsigned i, struct udp_tp **out)
+{
+	int fd = udp_tp_socket(w->cfg, &w->cfg->inbounds[i]);
+
+	return fd < 0 ? fd : udp_tp_adopt(w, i, fd, out);
+}
+
+void udp_tp_reinbound(struct udp_tp *t, unsigned i)
+{
+	t->inbound = i;
 }
 
 int udp_tp_fd(const struct udp_tp *t)
@@ -332,7 +350,9 @@ static void complete(struct loop *l, struct loop_obj *o, unsigned op,
 	if (t->stopped)
 		return;
 	if (cqe->res < 0) {
-		log_warn("inbound %s: UDP poll failed: %s", t->w->cfg->inbounds[t->inbound].name,
+		log_warn("inbound %s: UDP poll failed: %s",
+		         t->inbound < t->w->cfg->n_inbounds ? t->w->cfg->inbounds[t->inbound].name
+		                                            : "(removed)",
 		         strerror(-cqe->res));
 		return;
 	}
@@ -352,7 +372,8 @@ static void release(struct loop *l, struct loop_obj *o)
 		for (struct udp_tp_reply *r = t->rtab[i]; r; r = r->next)
 			r->tp = NULL;
 	close(t->fd);
-	t->w->udp_tps[t->inbound] = NULL;
+	if (t->w->udp_tps[t->inbound] == t) /* a reload may have given the slot to another */
+		t->w->udp_tps[t->inbound] = NULL;
 	free(t);
 }
 

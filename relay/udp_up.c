@@ -167,8 +167,8 @@ static bool open_relay(struct udp_up *u)
 		relay = u->server; /* "send to me": the address we reached it at */
 		((struct sockaddr_in *)&relay)->sin_port = port;
 	}
-	if (egress_refused(w->cfg, udp_sess_inbound(u->s), u->ob, &u->first, udp_sess_user(u->s),
-	                   &relay, w->stats.egress)) {
+	if (egress_refused(u->s->snap->cfg, udp_sess_inbound(u->s), u->ob, &u->first,
+	                   udp_sess_user(u->s), &relay, w->stats.egress)) {
 		fail(u, "its relay address is refused by the egress policy");
 		return false;
 	}
@@ -268,8 +268,8 @@ static void connect_to(struct udp_up *u, const struct sockaddr_storage *addr)
 	struct proto_target zero = {.kind = TARGET_IP};
 
 	u->server = *addr;
-	if (egress_refused(w->cfg, udp_sess_inbound(u->s), u->ob, &u->first, udp_sess_user(u->s),
-	                   addr, w->stats.egress)) {
+	if (egress_refused(u->s->snap->cfg, udp_sess_inbound(u->s), u->ob, &u->first,
+	                   udp_sess_user(u->s), addr, w->stats.egress)) {
 		fail(u, "refused by the egress policy");
 		return;
 	}

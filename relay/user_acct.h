@@ -19,7 +19,7 @@
  */
 struct user_acct {
 	struct user_acct *next; /* hash chain */
-	unsigned limit;         /* connections open at once (0: no limit) */
+	atomic_uint limit;      /* connections open at once (0: no limit); a reload may change it */
 	atomic_uint active;     /* connections and UDP associations open now */
 	atomic_uint_fast64_t conns, refused, bytes_up, bytes_down;
 	char name[]; /* NUL-terminated, 1..255 bytes */
@@ -27,8 +27,13 @@ struct user_acct {
 
 struct user_accts;
 
-/* The table for cfg ([user NAME] max-connections, [main] max-connections-per-user). NULL: no memory. */
+/*
+ * The table for cfg ([user NAME] max-connections, [main] max-connections-per-user),
+ * registered with the stats registry (family "user", a row per user). NULL: no memory.
+ */
 struct user_accts *user_accts_new(const struct config *cfg);
+/* A reload: the limits of cfg (which must outlive the next call) for every user, known or not. */
+void user_accts_set_config(struct user_accts *t, const struct config *cfg);
 void user_accts_free(struct user_accts *t);
 /* name's entry, made on first use (any thread). NULL: no memory. */
 struct user_acct *user_acct_get(struct user_accts *t, const char *name);

@@ -18,7 +18,8 @@ struct user {
 
 /*
  * A users table. Built from `user = name:password` keys and `users = FILE`
- * files; immutable once built; rebuilt whole on SIGHUP (app/main.c).
+ * files; immutable once built; rebuilt whole on SIGHUP, with the rest of
+ * the configuration snapshot (snapshot.c, app/reload.c).
  */
 struct users {
 	struct user *v;

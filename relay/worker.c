@@ -8,12 +8,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <sys/sysinfo.h>
 #include <unistd.h>
 
+#include "access_log.h"
 #include "conn.h"
 #include "listener.h"
 #include "log.h"
+#include "metrics.h"
 #include "resolve.h"
 #include "thread.h"
 #include "tun_internal.h"
@@ -85,11 +88,201 @@ static void start_drain(struct worker *w)
 		if (w->udp_tps[i])
 			udp_tp_stop(w->udp_tps[i]);
 	}
+	if (w->metrics)
+		metrics_stop(w->metrics);
+	metrics_close_clients(w);
 	for (uint32_t i = 0; i < l->cap; i++) {
 		struct loop_obj *o = l->slots[i];
 		if (o && o->kind == LOOP_KIND_UDP && !o->closed)
 			udp_sess_close((struct udp_sess *)o); /* and a SOCKS5 client's connection */
 	}
+}
+
+/* --- reloads --- */
+
+static void set_memory_budget(struct worker *w);
+
+/* The per-worker timeouts' queues follow [main] (a reload, or the start). */
+static void set_timeouts(struct worker *w, const struct config *cfg)
+{
+	loop_tq_set(&w->hs_tq, cfg->handshake_timeout_ms);
+	loop_tq_set(&w->resolve_tq, cfg->resolve_timeout_ms);
+	loop_tq_set(&w->idle_tq, cfg->idle_timeout_ms);
+	loop_tq_set(&w->udp_tq, cfg->udp_timeout_ms);
+	/* A DNS-only association ends sooner, never later than any other. */
+	loop_tq_set(&w->udp_dns_tq, cfg->udp_dns_timeout_ms < cfg->udp_timeout_ms
+	                                    ? cfg->udp_dns_timeout_ms
+	                                    : cfg->udp_timeout_ms);
+	loop_tq_set(&w->udp_up_tq, cfg->connect_timeout_ms + cfg->handshake_timeout_ms);
+}
+
+int worker_send_fds(struct worker *w, unsigned seq, int *fds, unsigned n)
+{
+	union {
+		char buf[CMSG_SPACE(PLAN_FDS_MAX * sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
+	uint32_t hdr[2] = {seq, n};
+	struct iovec iov = {.iov_base = hdr, .iov_len = sizeof(hdr)};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+	int ret = 0;
+
+	if (n > PLAN_FDS_MAX) {
+		ret = -E2BIG;
+		goto out;
+	}
+	if (n) {
+		struct cmsghdr *cm;
+
+		memset(&ctl, 0, sizeof(ctl));
+		mh.msg_control = ctl.buf;
+		mh.msg_controllen = CMSG_SPACE(n * sizeof(int));
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(n * sizeof(int));
+		memcpy(CMSG_DATA(cm), fds, n * sizeof(int));
+	}
+	if (sendmsg(w->plan_tx, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+		ret = -errno;
+out:
+	/* In flight, the descriptors are the socket's: main's copies go either way. */
+	for (unsigned i = 0; i < n; i++)
+		close(fds[i]);
+	return ret;
+}
+
+void worker_post_plan(struct worker *w, struct worker_plan *p)
+{
+	struct worker_plan *old = atomic_exchange(&w->plan, p);
+
+	if (old) { /* cannot happen: main waits for every worker before the next reload */
+		snapshot_unref(old->snap);
+		free(old);
+	}
+	worker_post(w, WORKER_MSG_RELOAD);
+}
+
+/* The descriptors of message seq, in order; those of messages no plan names are closed. */
+static unsigned take_fds(struct worker *w, unsigned seq, int *fds, unsigned want)
+{
+	for (;;) {
+		union {
+			char buf[CMSG_SPACE(PLAN_FDS_MAX * sizeof(int))];
+			struct cmsghdr align;
+		} ctl;
+		uint32_t hdr[2] = {0, 0};
+		struct iovec iov = {.iov_base = hdr, .iov_len = sizeof(hdr)};
+		struct msghdr mh = {.msg_iov = &iov,
+		                    .msg_iovlen = 1,
+		                    .msg_control = ctl.buf,
+		                    .msg_controllen = sizeof(ctl.buf)};
+		unsigned got = 0;
+		int recvd[PLAN_FDS_MAX];
+
+		if (recvmsg(w->plan_rx, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC) < 0)
+			return 0;
+		for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+			if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+				continue;
+			unsigned k = (unsigned)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+			memcpy(recvd + got, CMSG_DATA(cm), k * sizeof(int));
+			got += k;
+		}
+		if (hdr[0] == seq && got == want) {
+			memcpy(fds, recvd, got * sizeof(int));
+			return got;
+		}
+		for (unsigned i = 0; i < got; i++)
+			close(recvd[i]);
+		if (hdr[0] == seq)
+			return 0;
+	}
+}
+
+/*
+ * Switch to the plan's snapshot: sockets kept move to their new inbound
+ * index, new ones start, those of inbounds that are gone stop accepting
+ * (their connections go on, on the snapshot they started on), [main]'s
+ * settings that live in the worker follow.
+ */
+static void apply_plan(struct worker *w)
+{
+	struct worker_plan *p = atomic_exchange(&w->plan, NULL);
+	struct listener *ls[CONFIG_MAX_INBOUNDS] = {0};
+	struct udp_tp *tp[CONFIG_MAX_INBOUNDS] = {0};
+	int fds[PLAN_FDS_MAX];
+	const struct config *nc;
+	struct snapshot *old;
+	unsigned k = 0, n;
+
+	if (!p)
+		return;
+	nc = p->snap->cfg;
+	n = take_fds(w, p->fd_seq, fds, p->n_fds);
+	if (n != p->n_fds)
+		log_error("worker %d: reload %u: the new sockets did not arrive; inbounds that "
+		          "needed one do not accept on this worker",
+		          w->id, p->gen);
+	for (size_t i = 0; i < nc->n_inbounds; i++) {
+		int j = p->listener[i];
+
+		if (j >= 0 && w->listeners[j]) {
+			ls[i] = w->listeners[j];
+			w->listeners[j] = NULL;
+			ls[i]->inbound = (unsigned)i;
+			listener_set_options(ls[i]->fd, nc, &nc->inbounds[i], w->srv->n_workers);
+		} else if (j == PLAN_NEW && k < n &&
+		           listener_adopt(w, (unsigned)i, fds[k++], &ls[i]) == 0) {
+			listener_arm(ls[i]);
+		}
+	}
+	for (size_t i = 0; i < nc->n_inbounds; i++) {
+		int j = p->udp_tp[i];
+
+		if (j >= 0 && w->udp_tps[j]) {
+			tp[i] = w->udp_tps[j];
+			w->udp_tps[j] = NULL;
+			udp_tp_reinbound(tp[i], (unsigned)i);
+		} else if (j == PLAN_NEW && k < n &&
+		           udp_tp_adopt(w, (unsigned)i, fds[k++], &tp[i]) == 0) {
+			udp_tp_arm(tp[i]);
+		}
+	}
+	/* What is left belongs to inbounds that are gone or moved: they stop accepting. */
+	for (size_t j = 0; j < CONFIG_MAX_INBOUNDS; j++) {
+		if (w->listeners[j])
+			listener_stop(w->listeners[j]);
+		if (w->udp_tps[j])
+			udp_tp_stop(w->udp_tps[j]);
+	}
+	memcpy(w->listeners, ls, sizeof(ls));
+	memcpy(w->udp_tps, tp, sizeof(tp));
+	if (p->metrics != PLAN_KEEP && w->metrics) {
+		metrics_stop(w->metrics);
+		w->metrics = NULL;
+	}
+	if (p->metrics == PLAN_NEW && k < n && metrics_open(w, fds[k++], &w->metrics) == 0)
+		metrics_arm(w->metrics);
+	if (p->alog != PLAN_KEEP) {
+		alog_tick(w, 1); /* what waits belongs to the old file */
+		if (w->alog.fd >= 0)
+			close(w->alog.fd);
+		w->alog.fd = p->alog == PLAN_NEW && k < n ? fds[k++] : -1;
+	}
+	while (k < n) /* not used after all (an adopt that failed took its own) */
+		close(fds[k++]);
+	old = w->snap;
+	w->snap = p->snap;
+	w->cfg = nc;
+	/* Its path lives in the configuration: the new one's. */
+	w->alog.path = nc->access_log && strcmp(nc->access_log, "stderr") ? nc->access_log : NULL;
+	set_timeouts(w, nc);
+	set_memory_budget(w);
+	if (old->holds[w->id].n == 0)
+		snapshot_unref(old);
+	atomic_store(&w->applied, p->gen);
+	free(p);
 }
 
 static void inbox_complete(struct loop *l, struct loop_obj *o, unsigned op,
@@ -99,8 +292,10 @@ static void inbox_complete(struct loop *l, struct loop_obj *o, unsigned op,
 	unsigned msgs = atomic_exchange(&w->msgs, 0);
 
 	(void)l, (void)op, (void)cqe;
+	if (msgs & WORKER_MSG_DROP_FDS)
+		take_fds(w, 0, NULL, 0); /* seq 0 is never sent: every message waiting goes */
 	if (msgs & WORKER_MSG_RELOAD)
-		atomic_fetch_add(&w->srv->reload_acks, 1);
+		apply_plan(w);
 	if (msgs & WORKER_MSG_STOP)
 		start_drain(w);
 	if (msgs & WORKER_MSG_REOPEN_LOG)
@@ -141,17 +336,54 @@ static void set_memory_budget(struct worker *w)
 		w->bufs.max_in_use = 2;
 }
 
+/* Per worker: what it holds now, and how busy its ring is. */
+static const struct stats_desc one_worker_desc[] = {
+        {"connections_active", "connections open on the worker (UDP associations' too)",
+         STATS_GAUGE, NULL},
+        {"udp_associations_active", "UDP associations open on the worker", STATS_GAUGE, NULL},
+        {"connections_accepted", "connections its listeners accepted (how steering spreads them)",
+         STATS_COUNTER, NULL},
+        {"pipes_in_use", "pipes holding a relay's bytes now", STATS_GAUGE, NULL},
+        {"pipes_idle", "empty pipes kept for reuse", STATS_GAUGE, NULL},
+        {"buffers_in_use", "32 KiB buffers holding a relay's bytes now", STATS_GAUGE, NULL},
+        {"ring_sqes", "io_uring requests prepared (cancels included)", STATS_COUNTER, NULL},
+        {"ring_cqes", "io_uring completions handled", STATS_COUNTER, NULL},
+        {"loop_turns", "times the loop waited for completions", STATS_COUNTER, NULL},
+};
+
+static void read_one_worker(const struct stats_group *g, uint64_t *out)
+{
+	const struct worker *w = g->ctx;
+	const uint64_t v[] = {w->n_conns,      w->n_udp,        w->stats.accepted,
+	                      w->pipes.in_use, w->pipes.n_free, w->bufs.in_use,
+	                      w->loop.sqes,    w->loop.cqes,    w->loop.turns};
+
+	_Static_assert(sizeof(v) / sizeof(v[0]) ==
+	                       sizeof(one_worker_desc) / sizeof(one_worker_desc[0]),
+	               "one value per counter");
+	memcpy(out, v, sizeof(v));
+}
+
+void worker_snap_drop(struct worker *w, struct snapshot *s)
+{
+	if (--s->holds[w->id].n == 0 && s != w->snap)
+		snapshot_unref(s);
+}
+
 int worker_init(struct worker *w, int id, struct server *srv)
 {
-	const struct config *cfg = srv->cfg;
+	const struct config *cfg = srv->snap->cfg;
 	unsigned max_idle;
 	int ret;
 
 	memset(w, 0, sizeof(*w));
 	w->id = id;
 	w->srv = srv;
+	w->snap = srv->snap;
+	snapshot_ref(w->snap);
 	w->cfg = cfg;
 	w->event_fd = -1;
+	w->plan_rx = w->plan_tx = -1;
 	w->alog.fd = -1;
 	if (srv->alog_fd >= 0) {
 		/* Its own descriptor: a reopen swaps it without touching another worker's. */
@@ -175,6 +407,7 @@ int worker_init(struct worker *w, int id, struct server *srv)
 	loop_register(&w->loop, LOOP_KIND_UDP_TP, &udp_tp_module, w);
 	loop_register(&w->loop, LOOP_KIND_TUN, &tun_queue_module, w);
 	loop_register(&w->loop, LOOP_KIND_TUN_DNS, &tun_dns_module, w);
+	loop_register(&w->loop, LOOP_KIND_METRICS, &metrics_module, w);
 	loop_tq_init(&w->loop, &w->hs_tq, cfg->handshake_timeout_ms, conn_hs_timeout);
 	loop_tq_init(&w->loop, &w->resolve_tq, cfg->resolve_timeout_ms, conn_resolve_timeout);
 	loop_tq_init(&w->loop, &w->stagger_tq, CONN_STAGGER_MS, conn_stagger_timeout);
@@ -189,8 +422,20 @@ int worker_init(struct worker *w, int id, struct server *srv)
 	             udp_sess_timeout);
 	loop_tq_init(&w->loop, &w->udp_up_tq, cfg->connect_timeout_ms + cfg->handshake_timeout_ms,
 	             udp_up_timeout);
+	loop_tq_init(&w->loop, &w->metrics_tq, METRICS_DEADLINE_MS, metrics_timeout);
 	list_init(&w->udp_doomed);
 	w->udp_tx.fd = -1;
+	snprintf(w->group_labels, sizeof(w->group_labels), "worker=\"%d\"", id);
+	w->group = (struct stats_group){
+	        .name = "worker",
+	        .family = "worker",
+	        .labels = w->group_labels,
+	        .desc = one_worker_desc,
+	        .n = sizeof(one_worker_desc) / sizeof(one_worker_desc[0]),
+	        .read = read_one_worker,
+	        .ctx = w,
+	};
+	stats_register(&w->group);
 	/* Idle pipes and buffers kept per worker; those in use are bounded by active directions. */
 	max_idle = cfg->max_pipes ? cfg->max_pipes : 64;
 	if ((ret = pipe_pool_init(&w->pipes, max_idle, cfg->pipe_size)) < 0)
@@ -201,6 +446,14 @@ int worker_init(struct worker *w, int id, struct server *srv)
 	w->event_fd = eventfd(0, EFD_CLOEXEC);
 	if (w->event_fd < 0)
 		return -errno;
+	{
+		int sp[2];
+
+		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
+			return -errno;
+		w->plan_rx = sp[0];
+		w->plan_tx = sp[1];
+	}
 	/* Each worker gets its share of max-resolving. */
 	ret = resolver_init(&w->res, w, cfg->resolve_timeout_ms,
 	                    (cfg->max_resolving + (unsigned)srv->n_workers - 1) /
@@ -261,7 +514,7 @@ static int cmp_int(const void *a, const void *b)
  */
 static void private_fd_table(struct worker *w)
 {
-	int keep[3 * CONFIG_MAX_INBOUNDS + 5];
+	int keep[3 * CONFIG_MAX_INBOUNDS + 7];
 	size_t n = 0;
 
 	if (unshare(CLONE_FILES) < 0) {
@@ -272,6 +525,7 @@ static void private_fd_table(struct worker *w)
 	w->private_table = true;
 	keep[n++] = loop_fd(&w->loop);
 	keep[n++] = w->event_fd;
+	keep[n++] = w->plan_rx;
 	if (!w->loop.ep && w->loop.ring.enter_ring_fd != w->loop.ring.ring_fd &&
 	    w->loop.ring.enter_ring_fd >= 0)
 		keep[n++] = w->loop.ring.enter_ring_fd;
@@ -285,6 +539,8 @@ static void private_fd_table(struct worker *w)
 	}
 	if (w->alog.fd >= 0)
 		keep[n++] = w->alog.fd;
+	if (w->metrics)
+		keep[n++] = metrics_fd(w->metrics);
 	qsort(keep, n, sizeof(keep[0]), cmp_int);
 	close_all_but(STDERR_FILENO + 1, keep, n);
 }
@@ -371,6 +627,8 @@ static void run(struct worker *w)
 		for (size_t i = 0; i < w->cfg->n_inbounds; i++)
 			if (w->listeners[i] || w->udp_tps[i] || w->tun_queues[i])
 				goto stuck;
+		if (w->metrics)
+			goto stuck;
 		/* Last, the objects that live as long as the worker: the resolver's sockets, the inbox. */
 		resolver_destroy(&w->res);
 		loop_cancel(l, loop_tag_of(l, &w->inbox_obj, OP_EVENT));
@@ -409,6 +667,8 @@ static void *worker_main(void *arg)
 		if (w->tun_queues[i])
 			tun_queue_arm(w->tun_queues[i]);
 	}
+	if (w->metrics)
+		metrics_arm(w->metrics);
 	arm_event(w);
 	run(w);
 	alog_tick(w, 1);           /* the last lines */
@@ -441,9 +701,27 @@ void worker_destroy(struct worker *w)
 		if (o && o->kind == LOOP_KIND_TUN)
 			tun_queue_stop((struct tun_queue *)o);
 	}
+	if (!atomic_load(&w->started) && w->metrics)
+		metrics_stop(w->metrics);
+	if (w->group.desc)
+		stats_unregister(&w->group);
 	loop_destroy(l);
+	snapshot_unref(w->snap);
+	w->snap = NULL;
+	{
+		struct worker_plan *p = atomic_exchange(&w->plan, NULL);
+		if (p) { /* posted as the worker stopped */
+			snapshot_unref(p->snap);
+			free(p);
+		}
+	}
 	if (w->event_fd >= 0)
 		close(w->event_fd);
+	if (w->plan_tx >= 0)
+		close(w->plan_tx);
+	/* The worker's end: a private table took it along, like the access log below. */
+	if (w->plan_rx >= 0 && (!atomic_load(&w->started) || !w->private_table))
+		close(w->plan_rx);
 	resolver_destroy(&w->res); /* a worker that never ran: nothing pending */
 	if (w->pipes.free)
 		pipe_pool_destroy(&w->pipes);
@@ -487,16 +765,22 @@ void worker_release_listeners(struct worker *w)
 	/* Main's copy of the worker's access-log descriptor (no reopen can have run yet). */
 	if (w->alog.fd >= 0)
 		close(w->alog.fd);
+	if (w->metrics)
+		close(metrics_fd(w->metrics));
+	close(w->plan_rx);
 }
 
 /* The counters in struct worker_stats, then the egress refusals by reason (EGRESS_OK skipped). */
 static const struct stats_desc worker_stats_desc[] = {
         WORKER_STATS(STATS_DESC_){"egress_rule",
-                                  "addresses refused: a rule sends them to a block outbound"},
-        {"egress_self", "addresses refused: one of spliced's own listeners"},
-        {"egress_private", "addresses refused: deny-private range"},
-        {"egress_owned", "addresses refused: deny-private, an address of this host"},
-        {"egress_unknown", "addresses refused: could not tell whether this host owns them"},
+                                  "addresses refused: a rule sends them to a block outbound",
+                                  STATS_COUNTER, NULL},
+        {"egress_self", "addresses refused: one of spliced's own listeners", STATS_COUNTER, NULL},
+        {"egress_private", "addresses refused: deny-private range", STATS_COUNTER, NULL},
+        {"egress_owned", "addresses refused: deny-private, an address of this host", STATS_COUNTER,
+         NULL},
+        {"egress_unknown", "addresses refused: could not tell whether this host owns them",
+         STATS_COUNTER, NULL},
 };
 enum { N_FIELDS = sizeof(struct worker_stats) / sizeof(uint64_t) - EGRESS_N };
 _Static_assert(sizeof(worker_stats_desc) / sizeof(worker_stats_desc[0]) == N_FIELDS + EGRESS_N - 1,
@@ -524,6 +808,7 @@ void worker_stats_group(struct server *srv)
 {
 	srv->stats = (struct stats_group){
 	        .name = "relay",
+	        .family = "relay",
 	        .desc = worker_stats_desc,
 	        .n = sizeof(worker_stats_desc) / sizeof(worker_stats_desc[0]),
 	        .read = read_stats,

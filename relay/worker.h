@@ -13,12 +13,14 @@
 #include "egress.h"
 #include "loop.h"
 #include "resolve.h"
+#include "snapshot.h"
 #include "splice.h"
 #include "stats.h"
 #include "udp_session.h"
 
 struct listener;
 struct tun_queue;
+struct metrics_listener;
 
 /* Counters, one set per worker (summed by the registry). One per drop reason. */
 #define WORKER_STATS(X)                                                            \
@@ -69,11 +71,9 @@ struct worker_stats {
 
 /* Process-wide state shared (read-mostly) by all workers. */
 struct server {
-	const struct config *cfg;
-	/* Per inbound users table; swapped whole on SIGHUP (see app/main.c). */
-	_Atomic(struct users *) users[CONFIG_MAX_INBOUNDS];
+	/* The configuration in force (main's reference); each worker holds its own (w->snap). */
+	struct snapshot *snap;
 	atomic_uint n_conns; /* open connections, all workers */
-	atomic_uint reload_acks;
 	struct worker *workers;
 	int n_workers;
 	struct auth_guard *guard;        /* failed logins per source, every worker's */
@@ -85,14 +85,47 @@ struct server {
 
 enum worker_msg {
 	WORKER_MSG_STOP = 1u << 0,
-	WORKER_MSG_RELOAD = 1u << 1,
+	WORKER_MSG_RELOAD = 1u << 1,     /* switch to w->plan */
 	WORKER_MSG_REOPEN_LOG = 1u << 2, /* SIGHUP, SIGUSR1: the access log by its name again */
+	WORKER_MSG_DROP_FDS = 1u << 3,   /* a reload failed after sending descriptors: close them */
 };
+
+/*
+ * A reload as one worker applies it: the snapshot to switch to (one
+ * reference, the worker's from then on), and for each inbound of it where
+ * its sockets come from: one the worker has (the inbound's index in the
+ * worker's current configuration: a reload keeps a socket whose address
+ * and kind did not change, so no connection waiting in its queue is
+ * lost), one main opened (PLAN_NEW), or none. Main opens the new ones
+ * (with whatever privileges it kept, and so that a port in use fails the
+ * reload before anything changed) and sends them on the worker's
+ * socketpair, in this order: listeners, tproxy UDP sockets, the metrics
+ * listener, the access log, each in inbound order. The worker frees the
+ * plan once applied.
+ */
+enum { PLAN_NONE = -1, PLAN_NEW = -2, PLAN_KEEP = -3 };
+struct worker_plan {
+	unsigned gen;    /* the reload it applies */
+	unsigned fd_seq; /* the message its descriptors came in (a failed reload sent others) */
+	struct snapshot *snap;
+	int listener[CONFIG_MAX_INBOUNDS]; /* old index, PLAN_NEW or PLAN_NONE */
+	int udp_tp[CONFIG_MAX_INBOUNDS];
+	int metrics; /* PLAN_KEEP, PLAN_NEW or PLAN_NONE (worker 0 only) */
+	int alog;    /* the same for the access log */
+	unsigned n_fds;
+};
+enum { PLAN_FDS_MAX = 2 * CONFIG_MAX_INBOUNDS + 2 };
 
 struct worker {
 	int id;
 	pthread_t thread;
 	struct server *srv;
+	/*
+	 * The snapshot new objects start on, and its cfg: the [main] settings
+	 * in force. A connection reads its inbound, outbounds and rules from the
+	 * snapshot it started on (conn_cfg()), never from w->cfg.
+	 */
+	struct snapshot *snap;
 	const struct config *cfg;
 	struct loop loop;
 	/* The inbox: messages from main (stop, reload), signalled on an eventfd. */
@@ -101,7 +134,10 @@ struct worker {
 	uint64_t event_buf;
 	atomic_uint msgs;   /* enum worker_msg bits, set by main */
 	atomic_int started; /* set once the worker runs on its own descriptor table */
-	bool private_table; /* unshare(CLONE_FILES) worked (see worker_main()) */
+	_Atomic(struct worker_plan *) plan; /* a reload to apply (WORKER_MSG_RELOAD) */
+	int plan_rx, plan_tx;               /* the socketpair its descriptors come on */
+	atomic_uint applied;                /* the gen of the last plan applied */
+	bool private_table;                 /* unshare(CLONE_FILES) worked (see worker_main()) */
 
 	struct listener *listeners[CONFIG_MAX_INBOUNDS]; /* NULL once released */
 	struct udp_tp *udp_tps[CONFIG_MAX_INBOUNDS];     /* tproxy inbounds' UDP sockets, or NULL */
@@ -118,6 +154,9 @@ struct worker {
 	struct loop_tq
 	        udp_dns_tq;       /* udp-dns-timeout: associations that only ever sent to port 53 */
 	struct loop_tq udp_up_tq; /* an upstream leg's connect and handshake */
+	struct loop_tq metrics_tq;        /* a metrics client's whole exchange */
+	struct metrics_listener *metrics; /* [stats] listen: worker 0's, or NULL */
+	unsigned n_metrics_clients;
 	struct list_node udp_doomed; /* associations to close at the end of the turn */
 	uint8_t *udp_buf;            /* recvmmsg scratch for the UDP associations, on first use */
 	uint8_t *udp_tcp_buf;        /* UDP-in-TCP streams read into this, on first use */
@@ -131,6 +170,8 @@ struct worker {
 	bool draining;
 	uint64_t drain_deadline_ms;
 	struct worker_stats stats;
+	struct stats_group group; /* "worker N": its gauges and ring counters (metrics) */
+	char group_labels[24];
 };
 
 int worker_init(struct worker *w, int id, struct server *srv);
@@ -138,11 +179,35 @@ int worker_init(struct worker *w, int id, struct server *srv);
 int worker_listen(struct worker *w, unsigned i);
 int worker_start(struct worker *w);
 void worker_post(struct worker *w, unsigned msg);
+/*
+ * Main thread, a reload in two steps: first the descriptors to every
+ * worker in message seq (never used twice; closed here whatever happens;
+ * -errno when they cannot be sent, and then nothing was posted anywhere
+ * yet), then the plans (the worker owns p then; cannot fail). A worker
+ * drops the descriptors of a message no plan names.
+ */
+int worker_send_fds(struct worker *w, unsigned seq, int *fds, unsigned n);
+void worker_post_plan(struct worker *w, struct worker_plan *p);
 /* Main thread: drop its copies of the worker's listeners once the worker runs. */
 void worker_release_listeners(struct worker *w);
 void worker_destroy(struct worker *w);
 
 /* The "relay" counter group over every worker (registered by the caller). */
 void worker_stats_group(struct server *srv);
+
+/* An object of w starts on its current snapshot: counted there until worker_snap_drop(). */
+static inline struct snapshot *worker_snap_hold(struct worker *w)
+{
+	w->snap->holds[w->id].n++;
+	return w->snap;
+}
+/* The same for a snapshot other than the current one, which the caller holds already. */
+static inline struct snapshot *worker_snap_hold_this(struct worker *w, struct snapshot *s)
+{
+	s->holds[w->id].n++;
+	return s;
+}
+/* One of w's objects on s is gone; s goes once w has moved on and none is left. */
+void worker_snap_drop(struct worker *w, struct snapshot *s);
 
 #endif

@@ -94,41 +94,53 @@ static void *worker_main(void *arg)
 
 /*
  * The counters as the lib/stats.h group "wireguard NAME": the exit report,
- * SIGUSR1 and (later) the metrics endpoint read them from there. The names
+ * SIGUSR1 and the metrics endpoint (spliced_wireguard_*{interface="NAME"})
+ * read them from there. The names
  * are the ones `stats:` lines have always carried (tests/wg-lib.sh reads
  * them); the protocol drops come from the core (struct wg_stats), the rest
  * from the device (struct dev_stats).
  */
 static const struct stats_desc stats_desc[] = {
-        {"rx_data", "data messages decrypted and written to the TUN"},
-        {"tx_data", "data messages sealed and sent by the workers"},
-        {"rx_handshakes", "handshake messages accepted"},
-        {"invalid_message", "datagrams of a bad type or length"},
-        {"bad_mac1", "handshakes with a wrong MAC1"},
-        {"cookie_sent", "handshakes answered with a cookie reply (under load)"},
-        {"ratelimited", "handshakes over the per-source rate (under load)"},
-        {"handshake_invalid", "handshakes refused: unknown peer, failed DH/AEAD, replay, flood"},
-        {"cookie_invalid", "cookie replies for no handshake of ours, or not decrypting"},
-        {"unknown_index", "data for no session we know"},
-        {"expired_key", "data on a session past its time or message limit"},
-        {"decrypt_failed", "data failing authentication"},
-        {"replay", "data with a duplicate or too old nonce"},
-        {"bad_inner", "decrypted data that is no well-formed IPv4/IPv6 packet"},
-        {"src_not_allowed", "decrypted packets from a source outside the peer's AllowedIPs"},
-        {"truncated", "datagrams longer than the buffer, or with a cut GRO cmsg"},
-        {"tx_no_peer", "TUN packets no peer's AllowedIPs match"},
-        {"tx_no_endpoint", "TUN packets for a peer without an endpoint yet"},
-        {"tx_queue_full", "queued packets dropped for newer ones during a handshake"},
-        {"tx_bad_packet", "TUN packets that could not be parsed, segmented or sealed"},
-        {"tx_send_errors", "datagrams sendmsg failed on"},
-        {"rx_tun_errors", "TUN writes that failed"},
-        {"gso_sends", "UDP GSO sends (each a train of datagrams)"},
-        {"gro_trains", "received UDP GRO trains"},
-        {"gro_runts", "datagrams of a GRO train cut below any message size"},
-        {"gro_overflow", "datagrams past what one receive round holds"},
-        {"rx_exclusive", "receive batches that took the device lock exclusive"},
-        {"offload_tun", "1 when the TUN carries virtio-net headers (TSO and GRO)"},
-        {"offload_gso", "1 while sends use UDP GSO (0: off, or the egress path refused it)"},
+        {"rx_data", "data messages decrypted and written to the TUN", STATS_COUNTER, NULL},
+        {"tx_data", "data messages sealed and sent by the workers", STATS_COUNTER, NULL},
+        {"rx_handshakes", "handshake messages accepted", STATS_COUNTER, NULL},
+        {"invalid_message", "datagrams of a bad type or length", STATS_COUNTER, NULL},
+        {"bad_mac1", "handshakes with a wrong MAC1", STATS_COUNTER, NULL},
+        {"cookie_sent", "handshakes answered with a cookie reply (under load)", STATS_COUNTER,
+         NULL},
+        {"ratelimited", "handshakes over the per-source rate (under load)", STATS_COUNTER, NULL},
+        {"handshake_invalid", "handshakes refused: unknown peer, failed DH/AEAD, replay, flood",
+         STATS_COUNTER, NULL},
+        {"cookie_invalid", "cookie replies for no handshake of ours, or not decrypting",
+         STATS_COUNTER, NULL},
+        {"unknown_index", "data for no session we know", STATS_COUNTER, NULL},
+        {"expired_key", "data on a session past its time or message limit", STATS_COUNTER, NULL},
+        {"decrypt_failed", "data failing authentication", STATS_COUNTER, NULL},
+        {"replay", "data with a duplicate or too old nonce", STATS_COUNTER, NULL},
+        {"bad_inner", "decrypted data that is no well-formed IPv4/IPv6 packet", STATS_COUNTER,
+         NULL},
+        {"src_not_allowed", "decrypted packets from a source outside the peer's AllowedIPs",
+         STATS_COUNTER, NULL},
+        {"truncated", "datagrams longer than the buffer, or with a cut GRO cmsg", STATS_COUNTER,
+         NULL},
+        {"tx_no_peer", "TUN packets no peer's AllowedIPs match", STATS_COUNTER, NULL},
+        {"tx_no_endpoint", "TUN packets for a peer without an endpoint yet", STATS_COUNTER, NULL},
+        {"tx_queue_full", "queued packets dropped for newer ones during a handshake", STATS_COUNTER,
+         NULL},
+        {"tx_bad_packet", "TUN packets that could not be parsed, segmented or sealed",
+         STATS_COUNTER, NULL},
+        {"tx_send_errors", "datagrams sendmsg failed on", STATS_COUNTER, NULL},
+        {"rx_tun_errors", "TUN writes that failed", STATS_COUNTER, NULL},
+        {"gso_sends", "UDP GSO sends (each a train of datagrams)", STATS_COUNTER, NULL},
+        {"gro_trains", "received UDP GRO trains", STATS_COUNTER, NULL},
+        {"gro_runts", "datagrams of a GRO train cut below any message size", STATS_COUNTER, NULL},
+        {"gro_overflow", "datagrams past what one receive round holds", STATS_COUNTER, NULL},
+        {"rx_exclusive", "receive batches that took the device lock exclusive", STATS_COUNTER,
+         NULL},
+        {"offload_tun", "1 when the TUN carries virtio-net headers (TSO and GRO)", STATS_GAUGE,
+         NULL},
+        {"offload_gso", "1 while sends use UDP GSO (0: off, or the egress path refused it)",
+         STATS_GAUGE, NULL},
 };
 
 static void read_stats(const struct stats_group *g, uint64_t *out)
@@ -173,17 +185,67 @@ static void read_stats(const struct stats_group *g, uint64_t *out)
 	memcpy(out, v, sizeof(v));
 }
 
+/* Per peer, what `wg show` prints (transfer, latest handshake) and the handshakes completed. */
+static const struct stats_desc peer_desc[] = {
+        {"rx_bytes", "UDP payload bytes received from the peer (wg show transfer)", STATS_COUNTER,
+         NULL},
+        {"tx_bytes", "UDP payload bytes sent to the peer (wg show transfer)", STATS_COUNTER, NULL},
+        {"handshakes", "handshakes completed with the peer", STATS_COUNTER, NULL},
+        {"last_handshake_seconds", "time of the latest handshake, Unix seconds (0: never)",
+         STATS_GAUGE, NULL},
+};
+
+/*
+ * Read under the shared device lock, as the data path runs: a peer cannot
+ * go away meanwhile (removal takes the lock exclusive); the values are
+ * single aligned words, read without the peer's mutex (at worst a moment
+ * stale).
+ */
+static void read_peers(const struct stats_group *g, stats_row_fn *row, void *arg)
+{
+	struct wg_device *d = g->ctx;
+
+	wg_dev_lock_shared(d);
+	for (const struct dev_peer *p = d->peers; p; p = p->next) {
+		const struct wg_peer *c = &p->core;
+		char labels[16 + WGCONF_KEY_B64_LEN];
+		char key[WGCONF_KEY_B64_LEN + 1];
+		uint64_t v[] = {c->rx_bytes, c->tx_bytes, c->handshakes,
+		                (uint64_t)c->last_handshake_real.tv_sec};
+
+		_Static_assert(sizeof(v) / sizeof(v[0]) == sizeof(peer_desc) / sizeof(peer_desc[0]),
+		               "one value per counter");
+		wgconf_key_to_base64(key, c->public_key);
+		snprintf(labels, sizeof(labels), "peer=\"%s\"", key);
+		row(arg, labels, v);
+	}
+	wg_dev_unlock(d);
+}
+
 static void stats_group_init(struct wg_device *d)
 {
 	snprintf(d->stats_name, sizeof(d->stats_name), "wireguard %s", d->name);
+	snprintf(d->stats_labels, sizeof(d->stats_labels), "interface=\"%s\"", d->name);
 	d->stats_group = (struct stats_group){
 	        .name = d->stats_name,
+	        .family = "wireguard",
+	        .labels = d->stats_labels,
 	        .desc = stats_desc,
 	        .n = sizeof(stats_desc) / sizeof(stats_desc[0]),
 	        .read = read_stats,
 	        .ctx = d,
 	};
+	d->peer_group = (struct stats_group){
+	        .name = d->stats_name,
+	        .family = "wireguard_peer",
+	        .labels = d->stats_labels,
+	        .desc = peer_desc,
+	        .n = sizeof(peer_desc) / sizeof(peer_desc[0]),
+	        .rows = read_peers,
+	        .ctx = d,
+	};
 	stats_register(&d->stats_group);
+	stats_register(&d->peer_group);
 }
 
 int wg_device_create(struct wg_device **out, const struct wgconf *conf,
@@ -438,6 +500,7 @@ void wg_device_destroy(struct wg_device *d)
 	if (!d)
 		return;
 	stats_unregister(&d->stats_group); /* first: nobody reads the counters any more */
+	stats_unregister(&d->peer_group);
 	wg_dev_remove_routes(d);
 	if (d->uapi_fd >= 0) {
 		close(d->uapi_fd);

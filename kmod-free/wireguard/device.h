@@ -36,4 +36,29 @@ void wg_device_dump_stats(struct wg_device *d);
 /* Removes routes and rules it installed, the UAPI socket and the interface; wipes keys. */
 void wg_device_destroy(struct wg_device *d);
 
+/* What wg_device_sync() changed, for the log. */
+struct wg_sync_report {
+	unsigned added, removed, updated, kept; /* peers */
+	unsigned routes_added, routes_removed;
+	bool key_changed, port_changed;
+};
+
+/*
+ * `wg syncconf`: bring a running device in line with conf without touching
+ * what did not change. Peers the file no longer has are removed, new ones
+ * added, the others updated in place (endpoint, keepalive, preshared key,
+ * allowed IPs) and keep their sessions: no new handshake. The private key
+ * is set only when it differs (a new key ends every session), the listen
+ * port only when the file names one that differs (a port already in use
+ * fails before anything changed), the fwmark likewise. With routes, the
+ * routes of added and removed AllowedIPs prefixes follow (a /0 is left as
+ * it was installed). Any thread; 0 or -errno (logged).
+ */
+int wg_device_sync(struct wg_device *d, const struct wgconf *conf, bool routes,
+                   struct wg_sync_report *rep);
+/* Can port be bound (both families) now? 0 or -errno. 0 (random) always can. */
+int wg_device_port_free(uint16_t port);
+/* The port the device listens on. */
+uint16_t wg_device_port(const struct wg_device *d);
+
 #endif

@@ -126,7 +126,9 @@ struct wg_device {
 	int ready_fd;
 	struct dev_stats stats;
 	struct stats_group stats_group; /* "wireguard NAME" (device.c) */
+	struct stats_group peer_group;  /* its peers, a row each (metrics only) */
 	char stats_name[IFNAMSIZ + 16];
+	char stats_labels[IFNAMSIZ + 16]; /* interface="NAME" */
 	/* routes and rules installed at start, removed at exit (tun/route.c) */
 	struct routing_set routes;
 	unsigned int nworkers;

@@ -110,7 +110,8 @@ struct wg_peer {
 	uint64_t last_sent_handshake;        /* monotonic ns; 0 = never */
 	struct timespec last_handshake_real; /* CLOCK_REALTIME of the last completed handshake */
 	uint64_t rx_bytes, tx_bytes;         /* UDP payload bytes, for `wg show transfer` */
-	unsigned pending_actions;            /* WG_ACT_* raised outside wg_peer_tick() */
+	uint64_t handshakes;      /* completed handshakes (sessions confirmed), /metrics */
+	unsigned pending_actions; /* WG_ACT_* raised outside wg_peer_tick() */
 	bool sent_lastminute_handshake;
 	/* allowedips.c: this peer's trie nodes, in insertion order (tail NULL = empty) */
 	struct wg_aip_node *aip_head, **aip_tail;

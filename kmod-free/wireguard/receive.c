@@ -95,6 +95,7 @@ static int receive_response(struct wg_identity *id, const uint8_t *pkt, size_t l
 		return drop(rx, &id->stats.rx_handshake_invalid, -ENOMEM);
 	peer->sent_lastminute_handshake = false;
 	id->realtime(&peer->last_handshake_real);
+	peer->handshakes++;
 	wg_timers_session_derived(&peer->timers, now);
 	wg_timers_handshake_complete(&peer->timers, now);
 	/* Confirm the session to the responder at once: queued data, or else a keepalive. */
@@ -264,6 +265,7 @@ int wg_receive_data_finish(struct wg_identity *id, uint8_t *pkt, size_t len,
 	if (wg_noise_received_with_keypair(peer, kp)) {
 		/* The initiator used our new session: it is confirmed, send what waited. */
 		id->realtime(&peer->last_handshake_real);
+		peer->handshakes++;
 		wg_timers_handshake_complete(&peer->timers, now);
 		peer->pending_actions |= WG_ACT_FLUSH_QUEUE;
 	}

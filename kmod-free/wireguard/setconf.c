@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "device_internal.h"
 #include "log.h"
@@ -225,6 +226,139 @@ int wg_dev_setup_routes(struct wg_device *d, const struct wgconf *conf)
 		}
 	}
 	return 0;
+}
+
+static bool prefix_eq(const struct netlink_prefix *a, const struct netlink_prefix *b)
+{
+	return a->family == b->family && a->prefixlen == b->prefixlen &&
+	       !memcmp(a->addr.bytes, b->addr.bytes, a->family == AF_INET ? 4 : 16);
+}
+
+static bool conf_has_prefix(const struct wgconf *conf, const struct netlink_prefix *p)
+{
+	for (size_t i = 0; i < conf->n_peers; i++)
+		for (size_t j = 0; j < conf->peers[i].n_allowed_ips; j++)
+			if (prefix_eq(&conf->peers[i].allowed_ips[j], p))
+				return true;
+	return false;
+}
+
+/* The routes of prefixes that came and went; a /0 stays as installed (its rules with it). */
+static void sync_routes(struct wg_device *d, const struct wgconf *conf, struct wg_sync_report *rep)
+{
+	struct routing_set *rs = &d->routes;
+	uint32_t table = conf->table == WGCONF_TABLE_ID ? conf->table_id : 0;
+
+	if (conf->table == WGCONF_TABLE_OFF)
+		return;
+	for (size_t i = 0; i < rs->n_routes;) {
+		if (rs->routes[i].dst.prefixlen == 0 || conf_has_prefix(conf, &rs->routes[i].dst)) {
+			i++;
+			continue;
+		}
+		netlink_route_del_r(&rs->routes[i]);
+		rs->routes[i] = rs->routes[--rs->n_routes];
+		rep->routes_removed++;
+	}
+	for (size_t i = 0; i < conf->n_peers; i++) {
+		for (size_t j = 0; j < conf->peers[i].n_allowed_ips; j++) {
+			const struct netlink_prefix *p = &conf->peers[i].allowed_ips[j];
+			bool have = p->prefixlen == 0;
+			int ret;
+
+			for (size_t k = 0; !have && k < rs->n_routes; k++)
+				have = prefix_eq(&rs->routes[k].dst, p);
+			if (have)
+				continue;
+			ret = routing_add(rs, p, table);
+			if (ret < 0)
+				log_warn("%s: adding a route failed: %s", d->name, strerror(-ret));
+			else
+				rep->routes_added++;
+		}
+	}
+}
+
+int wg_device_sync(struct wg_device *d, const struct wgconf *conf, bool routes,
+                   struct wg_sync_report *rep)
+{
+	struct wg_uapi_set set;
+	uint8_t clamped[WG_KEY_LEN];
+	size_t n_conf;
+	int ret;
+
+	memset(rep, 0, sizeof(*rep));
+	ret = wg_uapi_set_from_conf(&set, conf);
+	if (ret < 0)
+		return ret;
+	n_conf = set.n_peers;
+	set.replace_peers = false;
+	set.has_listen_port = conf->listen_port && conf->listen_port != d->port;
+	set.has_fwmark = conf->fwmark && conf->fwmark != d->fwmark;
+	memcpy(clamped, conf->private_key, WG_KEY_LEN);
+	wg_x25519_clamp(clamped);
+	wg_dev_lock_exclusive(d);
+	set.has_private_key =
+	        conf->has_private_key != d->id.has_private_key ||
+	        (conf->has_private_key && !wg_ct_eq(clamped, d->id.static_private, WG_KEY_LEN));
+	/* Peers the file no longer names: a removal each. */
+	for (struct dev_peer *p = d->peers; p; p = p->next) {
+		bool named = false;
+
+		for (size_t i = 0; i < n_conf && !named; i++)
+			named = !memcmp(set.peers[i].public_key, p->core.public_key, WG_KEY_LEN);
+		if (named) {
+			rep->kept++;
+			continue;
+		}
+		struct wg_uapi_peer_set *grown =
+		        realloc(set.peers, (set.n_peers + 1) * sizeof(*grown));
+		if (!grown) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		set.peers = grown;
+		memset(&set.peers[set.n_peers], 0, sizeof(set.peers[0]));
+		memcpy(set.peers[set.n_peers].public_key, p->core.public_key, WG_KEY_LEN);
+		set.peers[set.n_peers++].remove = true;
+		rep->removed++;
+	}
+	rep->added = (unsigned)n_conf - rep->kept;
+	rep->updated = rep->kept;
+	rep->key_changed = set.has_private_key;
+	rep->port_changed = set.has_listen_port;
+	ret = wg_dev_apply_set(d, &set);
+	if (ret == 0 && routes)
+		sync_routes(d, conf, rep);
+out:
+	wg_dev_unlock(d);
+	wg_wipe(clamped, sizeof(clamped));
+	wg_uapi_set_free(&set);
+	if (ret < 0)
+		log_error("%s: applying the configuration failed: %s", d->name, strerror(-ret));
+	return ret;
+}
+
+int wg_device_port_free(uint16_t port)
+{
+	uint16_t p4 = port, p6 = port;
+	int a, b;
+
+	if (!port)
+		return 0;
+	a = wg_dev_udp_socket(AF_INET, &p4, 0, false);
+	if (a < 0)
+		return a;
+	b = wg_dev_udp_socket(AF_INET6, &p6, 0, false);
+	close(a);
+	if (b >= 0)
+		close(b);
+	return b == -EADDRINUSE ? b : 0; /* no IPv6 at all is fine, as at start */
+}
+
+uint16_t wg_device_port(const struct wg_device *d)
+{
+	return d->port;
 }
 
 bool wg_dev_conf_has_default_route(const struct wgconf *conf)

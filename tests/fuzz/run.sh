@@ -35,6 +35,7 @@ all=(
 	http_connect
 	http_client
 	http_forward
+	http_get
 	base64
 	wg_receive
 	wg_rx_split
@@ -56,7 +57,7 @@ else
 	secs=$((${FUZZ_BUDGET:-160} / ${#all[@]}))
 	[ "$secs" -lt 1 ] && secs=1
 fi
-proto_src=("$top/proto/proto.c" "$top/proto/dns.c" "$top/proto/socks5.c" "$top/proto/socks5_addr.c" "$top/proto/socks5_udp.c" "$top/proto/http_connect.c" "$top/proto/http_forward.c" "$top/proto/http_client.c" "$top"/lib/{base64,ct,log,sockaddr,stats}.c)
+proto_src=("$top/proto/proto.c" "$top/proto/dns.c" "$top/proto/socks5.c" "$top/proto/socks5_addr.c" "$top/proto/socks5_udp.c" "$top/proto/http_connect.c" "$top/proto/http_forward.c" "$top/proto/http_client.c" "$top/proto/http_get.c" "$top"/lib/{base64,ct,log,sockaddr,stats}.c)
 # The WireGuard targets (fuzz_wg_*) also compile kmod-free/wireguard and tun/netlink.c, and link
 # the bundled wolfSSL (scripts/build-wolfssl, cached) or else the system one, and libmnl.
 wg_src=("$top"/kmod-free/wireguard/{allowedips,chacha,cookie,counter,crypto,index,noise,peer,ratelimiter,receive,rx_split,timers,wgconf,uapi,uapi_server}.c "$top/tun/netlink.c")

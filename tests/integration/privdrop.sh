@@ -136,8 +136,8 @@ users = $USERS"; then
 	# SIGHUP: the file changed but nobody cannot read it: refused, alice stays, bob stays out
 	printf 'bob pw-bob\n' >"$USERS"
 	kill -HUP "$SPLICED_PID"
-	if wait_log "$SPLICED_LOG" 'SIGHUP: users not reloaded'; then
-		if grep -qF "$SPLICED_CONF:8: [inbound s] users: \"$USERS\" is not readable by user nobody: needs a restart" "$SPLICED_LOG"
+	if wait_log "$SPLICED_LOG" 'SIGHUP: configuration not reloaded'; then
+		if grep -qF "$SPLICED_CONF:8: [inbound s] users: cannot open \"$USERS\": Permission denied (spliced no longer runs as root: make the file readable by its user, or restart)" "$SPLICED_LOG"
 		then pass none/sighup-unreadable-refused; else fail none/sighup-unreadable-refused "$(tail -n 3 "$SPLICED_LOG")"; fi
 	else
 		fail none/sighup-unreadable-refused "no refusal logged"
@@ -148,7 +148,7 @@ users = $USERS"; then
 	chgrp "$NOBODY_GID" "$USERS"
 	chmod 640 "$USERS"
 	kill -HUP "$SPLICED_PID"
-	if wait_log "$SPLICED_LOG" 'SIGHUP: users reloaded'; then pass none/sighup-readable-reloads
+	if wait_log "$SPLICED_LOG" 'SIGHUP: configuration reloaded'; then pass none/sighup-readable-reloads
 	else fail none/sighup-readable-reloads "$(tail -n 3 "$SPLICED_LOG")"; fi
 	expect_eq none/reloaded-new-user-in "$(auth_rc "$A" 127.0.0.1:1080 bob pw-bob)" 0
 	expect_eq none/reloaded-old-user-out "$(auth_rc "$A" 127.0.0.1:1080 alice pw-alice)" 21
@@ -373,7 +373,7 @@ users = $USERS"; then
 		wait "$HOLD"
 		printf 'erin pw-erin\n' >"$USERS"
 		kill -HUP "$SPLICED_PID"
-		if wait_log "$SPLICED_LOG" 'SIGHUP: users reloaded \(reload 2\)' 10; then pass late-ack/caught-up-reloads
+		if wait_log "$SPLICED_LOG" 'SIGHUP: configuration reloaded \(reload 2\)' 10; then pass late-ack/caught-up-reloads
 		else fail late-ack/caught-up-reloads "$(tail -n 3 "$SPLICED_LOG")"; fi
 		expect_eq late-ack/new-user-in "$(auth_rc "$A" 127.0.0.1:1082 erin pw-erin)" 0
 		expect_eq late-ack/old-user-out "$(auth_rc "$A" 127.0.0.1:1082 dave pw-dave)" 21

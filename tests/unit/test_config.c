@@ -365,6 +365,26 @@ out:
 	config_free(c);
 }
 
+static void test_stats(void)
+{
+	struct config *c =
+	        load_ok("[stats]\nlisten = [::1]:9100\nallow = ::1/128\nallow = 10.0.0.0/8, "
+	                "127.0.0.1\n" IN);
+
+	T_ASSERT(c != NULL);
+	if (!c)
+		return;
+	T_EQ_INT(c->stats_listen.ss_family, AF_INET6);
+	T_EQ_INT(ntohs(((struct sockaddr_in6 *)&c->stats_listen)->sin6_port), 9100);
+	T_EQ_INT(c->n_stats_allow, 3);
+	T_EQ_INT(c->stats_line, 1);
+	config_free(c);
+	/* Off unless the section is there. */
+	c = load_ok(IN);
+	T_ASSERT(c && c->stats_listen_len == 0 && c->n_stats_allow == 0);
+	config_free(c);
+}
+
 static void test_allow_list(void)
 {
 	struct config *c = load_ok(IN "allow = 192.0.2.0/24, 2001:db8::/32\nallow=10.1.2.3\n");
@@ -673,7 +693,24 @@ static void test_errors(void)
 	} cases[] = {
 	        {"[foo]\nx = 1\n" IN,
 	         "t.ini:1: [foo]: unknown section (expected [main], [inbound "
-	         "NAME], [outbound NAME], [route], [user NAME] or [wireguard NAME])\n"},
+	         "NAME], [outbound NAME], [route], [user NAME], [wireguard NAME] or [stats])\n"},
+	        /* [stats] */
+	        {"[stats]\nallow = 127.0.0.1\n" IN,
+	         "t.ini:1: [stats]: missing key: listen (the metrics endpoint's address)\n"},
+	        {"[stats x]\n" IN, "t.ini:1: [stats x]: [stats] takes no name\n"},
+	        {"[stats]\nlisten = 127.0.0.1:9\n[stats]\nlisten = 127.0.0.1:8\n" IN,
+	         "t.ini:3: [stats]: duplicate section (first on line 1)\n"},
+	        {"[stats]\nlisten = nowhere\n" IN,
+	         "t.ini:2: [stats] listen: \"nowhere\" has no port\n"},
+	        {"[stats]\nlisten = 127.0.0.1:9\nallow = 10.0.0.0/33\n" IN,
+	         "t.ini:3: [stats] allow: \"10.0.0.0/33\" has a prefix longer than 32\n"},
+	        {"[stats]\nlisten = 127.0.0.1:1080\n" IN,
+	         "t.ini:5: [inbound s] listen: address already used by [stats]\n"},
+	        {IN "[stats]\nlisten = 127.0.0.1:1080\n",
+	         "t.ini:5: [stats] listen: address already used by [inbound s]\n"},
+	        {"[stats]\nlisten = 127.0.0.1:1080\nfoo = 1\n" IN,
+	         "t.ini:3: [stats] foo: unknown key\nt.ini:6: [inbound s] listen: address already "
+	         "used by [stats]\n"},
 	        {"[wireguard wg0]\n", "t.ini:1: [wireguard wg0]: missing key: config (the wg-quick "
 	                              "file)\n"},
 	        {"[wireguard]\nconfig = a\n" IN, "t.ini:1: [wireguard]: needs a name: [wireguard "
@@ -1868,6 +1905,7 @@ int main(void)
 	T_RUN(test_every_key);
 	T_RUN(test_tun_keys);
 	T_RUN(test_allow_list);
+	T_RUN(test_stats);
 	T_RUN(test_udp_keys);
 	T_RUN(test_outbound_order);
 	T_RUN(test_syntax_tolerance);

@@ -549,9 +549,52 @@ static void test_timers(void)
 	T_EQ_INT(d.fired, 1);
 }
 
+/* A reload's new duration: every deadline moves by the difference, the order stays; 0 disarms. */
+static void test_timers_new_duration(void)
+{
+	struct loop l;
+	struct loop_tq q;
+	struct tt a = {0}, b = {0}, c = {0};
+
+	memset(&l, 0, sizeof(l));
+	l.now_ms = 1000;
+	loop_tq_init(&l, &q, 60000, t_fire);
+	loop_timer_init(&a.t);
+	loop_timer_init(&b.t);
+	loop_timer_init(&c.t);
+	loop_timer_arm(&l, &q, &a.t); /* armed at 1000, 2000, 3000 */
+	l.now_ms = 2000;
+	loop_timer_arm(&l, &q, &b.t);
+	l.now_ms = 3000;
+	loop_timer_arm(&l, &q, &c.t);
+	loop_tq_set(&q, 1500); /* shorter: a is past due, b due at 3500, c at 4500 */
+	T_EQ_INT(a.t.due_ms, 2500);
+	T_EQ_INT(b.t.due_ms, 3500);
+	T_EQ_INT(c.t.due_ms, 4500);
+	T_EQ_INT(loop_timers_run(&l), 500);
+	T_EQ_INT(a.fired, 1);
+	T_EQ_INT(b.fired, 0);
+	loop_timer_arm(&l, &q, &a.t); /* new arms take the new duration, at the tail */
+	T_EQ_INT(a.t.due_ms, 4500);
+	loop_tq_set(&q, 10000); /* longer */
+	T_EQ_INT(b.t.due_ms, 12000);
+	T_EQ_INT(c.t.due_ms, 13000);
+	loop_tq_set(&q, 0); /* off: nothing is armed any more, nothing fires */
+	l.now_ms = 100000;
+	loop_timers_run(&l);
+	T_EQ_INT(a.fired + b.fired + c.fired, 1);
+	T_ASSERT(list_empty(&q.head));
+	loop_timer_arm(&l, &q, &b.t); /* arming a disabled queue is a no-op */
+	T_ASSERT(list_empty(&q.head));
+	loop_tq_set(&q, 100);
+	loop_timer_arm(&l, &q, &b.t);
+	T_EQ_INT(b.t.due_ms, 100100);
+}
+
 int main(void)
 {
 	T_RUN(test_tag_roundtrip);
+	T_RUN(test_timers_new_duration);
 	T_RUN(test_tag_fields_isolated);
 	T_RUN(test_tag_distinct);
 	T_RUN(test_timers);

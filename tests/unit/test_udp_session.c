@@ -68,12 +68,16 @@ static struct worker w;
 
 static bool up(const char *ini)
 {
+	int err = 0;
+
 	memset(&seen, 0, sizeof(seen));
 	cfg = load(ini);
 	if (!cfg)
 		return false;
 	memset(&srv, 0, sizeof(srv));
-	srv.cfg = cfg;
+	srv.snap = snapshot_new(cfg, 1, 1, stderr, &err); /* owns cfg from here on */
+	if (!srv.snap)
+		return false;
 	srv.n_workers = 1;
 	srv.alog_fd = -1;
 	return worker_init(&w, 0, &srv) == 0 && loop_start(&w.loop) == 0;
@@ -106,7 +110,7 @@ static void down(void)
 	turn_until(no_session);
 	T_EQ_INT(w.n_udp, 0);
 	worker_destroy(&w);
-	config_free(cfg);
+	snapshot_unref(srv.snap); /* and cfg with it */
 }
 
 static int open_fds(void)
