@@ -324,8 +324,10 @@ int xform_seed(struct buf_pool *xp, struct pump_dir *d, const uint8_t *plain, si
 	a = d->xa ? d->xa : (d->xa = xbuf_get(xp));
 	if (!a)
 		return -ENOMEM;
-	memcpy(a->data, plain, n_plain);
-	memcpy(a->data + n_plain, raw, n_raw);
+	if (n_plain)
+		memcpy(a->data, plain, n_plain);
+	if (n_raw)
+		memcpy(a->data + n_plain, raw, n_raw);
 	a->out_i = 0;
 	a->out_n = n_plain ? 1 : 0;
 	a->out[0].iov_base = a->data;
