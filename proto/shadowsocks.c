@@ -815,10 +815,12 @@ static enum proto_res srv_chunk_aead(struct ss_server *s, uint8_t *p, size_t *of
 	if (take > n)
 		take = n;
 	memcpy(s->addr + s->addr_len, p, take);
+	/* the length as soon as it is known, which may be before the bytes are all here */
 	need = socks5_addr_len(s->addr, s->addr_len + take);
 	if (need < 0)
 		return srv_fail(s, SS_ERR_FORMAT);
-	if (need > 0) { /* complete: need - addr_len of this chunk's bytes were address */
+	if (need > 0 && (size_t)need <= s->addr_len + take) {
+		/* complete: need - addr_len of this chunk's bytes were address */
 		size_t mine = (size_t)need - s->addr_len;
 
 		s->addr_len = (uint16_t)need;

@@ -797,6 +797,61 @@ static void test_aead_bad_lengths(void)
 }
 
 /*
+ * SIP004 leaves the address free to span chunks (v2ray's client writes what
+ * it has): every split of "example.com:443" plus a payload, 1 to 20 bytes a
+ * chunk, parses to the same target and early payload.
+ */
+static void test_aead_address_split(void)
+{
+	static const uint8_t addr[] = "\x03\x0b"
+	                              "example.com\x01\xbb"
+	                              "payload";
+	struct vec x;
+
+	if (vec_setup(&x, &ss_vectors[2]) < 0) { /* aes-256-gcm */
+		T_FAILF("keys");
+		return;
+	}
+	for (size_t step = 1; step <= 20; step++) {
+		uint8_t req[1024], sk[32], nonce[12] = {0}, len2[2];
+		struct aead_key a;
+		struct ss_leg leg;
+		enum ss_error err;
+		size_t n = 32, total = sizeof(addr) - 1;
+
+		memcpy(req, x.rnd, 32);
+		hkdf_sha1(sk, 32, x.sk.key, 32, req, 32, (const uint8_t *)"ss-subkey", 9);
+		aead_key_init(&a, AEAD_AES_256_GCM, sk);
+		for (size_t i = 0; i < total; i += step) {
+			size_t c = total - i < step ? total - i : step;
+
+			len2[0] = 0;
+			len2[1] = (uint8_t)c;
+			memcpy(req + n, len2, 2);
+			aead_seal(&a, nonce, NULL, 0, req + n, 2, req + n + 2);
+			aead_nonce_inc(nonce, 12);
+			n += 18;
+			memcpy(req + n, addr + i, c);
+			aead_seal(&a, nonce, NULL, 0, req + n, c, req + n + c);
+			aead_nonce_inc(nonce, 12);
+			n += c + 16;
+		}
+		aead_key_wipe(&a);
+		for (size_t cut = 0; cut <= n; cut += 7) {
+			long got = serve(&x, req, n, cut, TS, &leg, &err);
+
+			if (got != 7 || memcmp(plain, "payload", 7)) {
+				T_FAILF("address in %zu-byte chunks, cut at %zu: %ld bytes, error %d", step,
+				        cut, got, err);
+				break;
+			}
+			leg.x.ops->destroy(&leg);
+		}
+	}
+	vec_free(&x);
+}
+
+/*
  * The xform contract's limits: at most max_iov runs and (past the first
  * run) max_plain bytes per open; what is left is opened by the next call.
  */
@@ -857,6 +912,7 @@ int main(void)
 	T_RUN(test_2022_needs_payload_or_padding);
 	T_RUN(test_2022_reflection_and_users);
 	T_RUN(test_aead_bad_lengths);
+	T_RUN(test_aead_address_split);
 	T_RUN(test_open_limits);
 	return t_finish();
 }
