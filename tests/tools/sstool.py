@@ -166,13 +166,13 @@ def chunks(a, data, limit):
     return b"".join(out)
 
 
-def request(m, target, payload, salt=None, ts=None, pad=None, first=None):
+def request(m, target, payload, salt=None, ts=None, pad=None, first=None, addr_chunk=0x3FFF):
     """A client's first flight and the AEAD it continues with."""
     salt = salt if salt is not None else os.urandom(m.klen)
     a = m.aead(m.key, salt)
     if not m.v2022:
         first = payload[:0x3FFF] if first is None else first
-        out = salt + chunks(a, socks_addr(target), 0x3FFF) + chunks(a, first, 0x3FFF)
+        out = salt + chunks(a, socks_addr(target), addr_chunk) + chunks(a, first, 0x3FFF)
         return out, a, salt, len(first)
     # sip023.md: one identity header per iPSK, between the salt and the chunks
     eih = b""
@@ -241,15 +241,26 @@ def payload_of(args):
     if args.send:
         with open(args.send, "rb") as f:
             return f.read()
-    return bytes((i * 7 + 3) & 0xFF for i in range(args.send_len))
+    return bytes((i * 7 + 3) & 0xFF for i in range(int(args.send_len)))
 
 
 def cmd_client(args):
+    """One request per --send-len value (a comma list): one line each."""
+    rc = 0
+    for n in str(args.send_len).split(","):
+        args.send_len = int(n)
+        rc = max(rc, client_once(args))
+        sys.stdout.flush()
+    return rc
+
+
+def client_once(args):
     m = Method(args.method, args.key)
     data = payload_of(args)
     first, a, salt, used = request(m, args.target, data,
                                    ts=int(time.time()) + args.ts_offset, pad=args.pad,
-                                   first=b"" if args.empty_first else None)
+                                   first=b"" if args.empty_first else None,
+                                   addr_chunk=args.addr_chunk)
     s = socket.create_connection((args.host, args.port), timeout=args.timeout)
     s.sendall(first + chunks(a, data[used:], 0xFFFF if m.v2022 else 0x3FFF))
     if args.save:
@@ -457,10 +468,12 @@ def main():
     p.add_argument("-k", "--key", default="")
     p.add_argument("-t", "--target", default="")
     p.add_argument("--send")
-    p.add_argument("--send-len", type=int, default=1000)
+    p.add_argument("--send-len", default="1000", help="bytes; client: a comma list, a request each")
     p.add_argument("--expect-echo", action="store_true")
     p.add_argument("--expect-len", type=int)
     p.add_argument("--empty-first", action="store_true", help="no payload in the first flight")
+    p.add_argument("--addr-chunk", type=int, default=0x3FFF,
+                   help="AEAD: the target address in chunks of this many bytes")
     p.add_argument("--ts-offset", type=int, default=0)
     p.add_argument("--ts", type=int)
     p.add_argument("--pad", type=int)
