@@ -138,6 +138,38 @@ for m in aes-256-gcm 2022-blake3-aes-256-gcm; do
 done
 XFER_IN=/dev/null XFER_OUT=/dev/null
 
+# A relay: a third spliced takes chacha20-ietf-poly1305 from a client and passes the stream on
+# as 2022-blake3-aes-256-gcm to the server (both legs transform: one copy between the keys).
+RP=$(free_port) RCP=$(free_port)
+start_spliced "[inbound r]
+type = shadowsocks
+listen = 127.0.0.1:$RP
+method = chacha20-ietf-poly1305
+password = relay-pw
+outbound = up
+[outbound up]
+type = shadowsocks
+server = 127.0.0.1:${SPORT[2022-blake3-aes-256-gcm]}
+method = 2022-blake3-aes-256-gcm
+password = ${KEY[2022-blake3-aes-256-gcm]}" || fail relay/start "spliced did not start"
+RELAY_PID=$SPLICED_PID
+start_spliced "[inbound s]
+type = socks5
+listen = 127.0.0.1:$RCP
+outbound = r
+[outbound r]
+type = shadowsocks
+server = 127.0.0.1:$RP
+method = chacha20-ietf-poly1305
+password = relay-pw" || fail relay/start-client "spliced did not start"
+RELAY_CLI=$SPLICED_PID
+echo_through relay-chain "$RCP" $((8 << 20))
+out=$($SSTOOL client 127.0.0.1 "$RP" -m chacha20-ietf-poly1305 -k relay-pw -t 127.0.0.1:"$EP" \
+	--send-len 70000 --expect-echo 2>&1)
+expect_eq relay-chain/early-payload "$out" "OK got 70000 bytes" "a first chunk's payload through the relay"
+stop_spliced "$RELAY_CLI" >/dev/null
+stop_spliced "$RELAY_PID" >/dev/null
+
 # plain HTTP through an http inbound and a Shadowsocks outbound: sent rewritten as a tunnel
 www_blob 3000000 || fail http/setup "http server"
 curl_cmp http-absolute-form "$www/blob" "http://127.0.0.1:$H_PORT/blob" -x "http://127.0.0.1:$HP"
