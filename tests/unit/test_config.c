@@ -1637,6 +1637,7 @@ static void test_example_and_readme(void)
 	        "server",
 	        "username",
 	        "password",
+	        "method",
 	        "default",
 	        "rule",
 	};
