@@ -292,7 +292,13 @@ void loop_timer_arm(struct loop *l, struct loop_tq *q, struct loop_timer *t)
 
 void loop_timer_touch(struct loop *l, struct loop_tq *q, struct loop_timer *t)
 {
-	if (q->dur_ms && l->now_ms + q->dur_ms >= t->due_ms + 1000)
+	/*
+	 * The slack is a second, or an eighth of a shorter duration: a 2 s idle
+	 * timeout must not close a connection that was quiet for only 1 s.
+	 */
+	uint64_t slack = q->dur_ms / 8 < 1000 ? q->dur_ms / 8 : 1000;
+
+	if (q->dur_ms && l->now_ms + q->dur_ms >= t->due_ms + slack)
 		loop_timer_arm(l, q, t);
 }
 

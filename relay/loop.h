@@ -210,8 +210,9 @@ static inline void loop_timer_init(struct loop_timer *t)
 /* (Re)arm t on q: due dur_ms from now, at the tail. */
 void loop_timer_arm(struct loop *l, struct loop_tq *q, struct loop_timer *t);
 /*
- * Re-arm only when that moves the deadline by a second or more: activity
- * on a busy connection costs a list move at most once a second.
+ * Re-arm only when that moves the deadline by a second (or an eighth of a
+ * shorter duration) or more: activity on a busy connection costs a list move
+ * at most once a second, and the deadline is never early by more than that.
  */
 void loop_timer_touch(struct loop *l, struct loop_tq *q, struct loop_timer *t);
 static inline void loop_timer_stop(struct loop_timer *t)

@@ -246,13 +246,13 @@ type = socks5
 listen = 127.0.0.1:$P_CAP
 udp = on
 " || { fail start-cap "spliced did not start"; finish; }
-timeout 30 python3 "$UA" 127.0.0.1 "$P_CAP" echo 127.0.0.1 "$EP" 1 tcp-eof 8 >"$T_TMP/cap1.out" 2>&1 &
+timeout 30 python3 "$UA" 127.0.0.1 "$P_CAP" echo 127.0.0.1 "$EP" 1 tcp-eof 20 >"$T_TMP/cap1.out" 2>&1 &
 on_cleanup_pid $!
-for _ in $(seq 50); do grep -q "echo 1 ok" "$T_TMP/cap1.out" && break; sleep 0.1; done
+for _ in $(seq 200); do grep -q "echo 1 ok" "$T_TMP/cap1.out" && break; sleep 0.1; done
 sleep 1.2 # the second is busier than the first by more than loop_timer_touch()'s second
-timeout 30 python3 "$UA" 127.0.0.1 "$P_CAP" echo 127.0.0.1 "$EP" 2 tcp-eof 6 >"$T_TMP/cap2.out" 2>&1 &
+timeout 30 python3 "$UA" 127.0.0.1 "$P_CAP" echo 127.0.0.1 "$EP" 2 tcp-eof 15 >"$T_TMP/cap2.out" 2>&1 &
 on_cleanup_pid $!
-for _ in $(seq 50); do grep -q "echo 2 ok" "$T_TMP/cap2.out" && break; sleep 0.1; done
+for _ in $(seq 200); do grep -q "echo 2 ok" "$T_TMP/cap2.out" && break; sleep 0.1; done
 o=$(timeout 30 python3 "$UA" 127.0.0.1 "$P_CAP" echo 127.0.0.1 "$EP" 3 2>&1)
 for _ in $(seq 100); do grep -q "tcp-" "$T_TMP/cap1.out" && break; sleep 0.1; done
 expect_lines udp-max-sessions/third-works "$o" "echo 3 ok 127\.0\.0\.1:$EP"

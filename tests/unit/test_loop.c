@@ -514,10 +514,29 @@ static void test_timers(void)
 	T_EQ_INT(loop_timers_run(&l), 50);
 	T_EQ_INT(a.fired, 1);
 	T_EQ_INT(b.fired, 0);
-	/* touch moves a deadline only by a second or more */
-	l.now_ms = 1140;
+	/*
+	 * touch moves a deadline only by a second, or by an eighth of a shorter
+	 * duration (12 ms for this 100 ms queue), or more
+	 */
+	loop_timer_touch(&l, &q, &b.t); /* at 1100 */
+	T_EQ_INT(b.t.due_ms, 1200);     /* moved by 50 ms */
+	l.now_ms = 1111;
 	loop_timer_touch(&l, &q, &b.t);
-	T_EQ_INT(b.t.due_ms, 1150);
+	T_EQ_INT(b.t.due_ms, 1200); /* would move by 11 ms */
+	l.now_ms = 1112;
+	loop_timer_touch(&l, &q, &b.t);
+	T_EQ_INT(b.t.due_ms, 1212); /* moves by 12 ms */
+	loop_timer_stop(&b.t);
+	struct loop_tq slow;
+	loop_tq_init(&l, &slow, 60000, t_fire);
+	loop_timer_arm(&l, &slow, &b.t);
+	T_EQ_INT(b.t.due_ms, 61112);
+	l.now_ms = 2111;
+	loop_timer_touch(&l, &slow, &b.t);
+	T_EQ_INT(b.t.due_ms, 61112); /* 999 ms: not yet */
+	l.now_ms = 2112;
+	loop_timer_touch(&l, &slow, &b.t);
+	T_EQ_INT(b.t.due_ms, 62112);
 	loop_timer_stop(&b.t);
 	l.now_ms = 10000000;
 	loop_timers_run(&l);
