@@ -38,15 +38,17 @@ struct xform_ops {
 	const char *name;
 	/*
 	 * Where received plaintext goes in buf (cap bytes): at most max iovecs,
-	 * returns how many (>= 1), filled in order. `first` is true for the
-	 * slots of an empty stream (a header may come before them).
+	 * returns how many (>= 1), filled in order, each but the last full
+	 * before the next gets a byte (as recvmsg(2) fills them). Room before
+	 * the first is left for what the stream still owes (a header).
 	 */
 	int (*seal_slots)(void *st, uint8_t *buf, size_t cap, struct iovec *iov, int max);
 	/* Total plaintext the slots hold (what seal_slots() would offer an empty buffer of cap). */
 	size_t (*seal_room)(const void *st, size_t cap);
 	/*
 	 * Frame the n bytes received into the slots (n may be 0: only what is
-	 * owed, see seal_owes()); the wire bytes are buf[*off .. *off + *len).
+	 * owed, see seal_owes(); sealing 0 must discharge it); the wire bytes
+	 * are buf[*off .. *off + *len).
 	 */
 	int (*seal)(void *st, const struct xform_ctx *ctx, uint8_t *buf, size_t n, size_t *off,
 	            size_t *len);

@@ -473,10 +473,14 @@ static void test_back_pressure(void)
 	     (k = send(ch.w, plain + sent,                                                    \
 	               sizeof(plain) - sent < 65536 ? sizeof(plain) - sent : 65536, 0)) > 0;) \
 	sent += (size_t)k
-	SEND_MORE();
-	for (int i = 0; i < 200 && ch.na != PUMP_WAIT_DST; i++)
+	/* a small send buffer at b: the destination fills up after a few batches */
+	int small = 32 << 10;
+	setsockopt(ch.b, SOL_SOCKET, SO_SNDBUF, &small, sizeof(small));
+	for (int i = 0; i < 2000 && ch.na != PUMP_WAIT_DST; i++) {
+		SEND_MORE();
 		ch.na = xform_pump(&ch.pool, &ch.da, ch.a, ch.b, NULL, &ch.lg.server.x, false,
 		                   BUDGET, &ctx, &err);
+	}
 	T_EQ_INT(ch.na, PUMP_WAIT_DST);
 	T_ASSERT(ch.da.xb != NULL && ch.da.held > 0);
 	/* more from the client, which pump A must leave in the socket */
