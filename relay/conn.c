@@ -501,7 +501,7 @@ static void start_udp(struct conn *c, enum inbound_udp kind)
 	/* The association owns the connection from here on; this struct conn goes. */
 	udp_assoc_adopt(a, fd, c->src_slot);
 	if (c->user_open)
-		udp_assoc_adopt_user(a, c->user);
+		udp_sess_set_user(&a->s, c->user);
 	c->user_open = false;
 	c->leg[LEG_IN].fd = -1;
 	c->src_slot = SOURCE_UNCOUNTED;

@@ -24,7 +24,7 @@ enum loop_kind {
 	LOOP_KIND_LISTENER, /* an inbound's listening socket */
 	LOOP_KIND_CONN,     /* a relayed TCP connection */
 	LOOP_KIND_RESOLVER, /* a socket the resolver (c-ares) opened */
-	LOOP_KIND_UDP,      /* a UDP association (SOCKS5 UDP ASSOCIATE) */
+	LOOP_KIND_UDP,      /* a UDP session, whatever its front end (udp_session.c) */
 	LOOP_KIND_UDP_UP,   /* an association's leg to a socks5 upstream */
 	LOOP_KIND_UDP_TP,   /* a tproxy inbound's UDP socket (udp_tproxy.c) */
 	LOOP_KIND_MAX = 16,

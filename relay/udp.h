@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* SOCKS5 UDP ASSOCIATE: one relay socket per association, datagrams to and from targets (loop module LOOP_KIND_UDP). */
+/* SOCKS5 UDP associations (a front end of the UDP sessions), UDP-in-TCP frames, and what the session layer's files share. */
 #ifndef SPLICED_UDP_H
 #define SPLICED_UDP_H
 
@@ -7,59 +7,16 @@
 #include <stdint.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
-#include <sys/uio.h>
 
 #include "loop.h"
 #include "proto.h"
 #include "socks5_addr.h"
 #include "socks5_udp.h"
+#include "udp_session.h"
 
 struct worker;
 struct conn;
 struct outbound;
-
-/* Datagrams taken per recvmmsg(2); the scratch is UDP_BATCH x UDP_SLOT bytes per worker. */
-enum {
-	UDP_BATCH = 8,
-	UDP_SLOT = 65536 + 512, /* the largest datagram and a header, with room */
-};
-
-/*
- * Names a client sends to are looked up once per association and kept
- * (UDP_NAMES of them, the oldest replaced); datagrams wait for their name's
- * answer, at most UDP_QUEUE of them and UDP_QUEUE_BYTES in all.
- */
-enum { UDP_NAMES = 4, UDP_QUEUE = 8, UDP_QUEUE_BYTES = 16384 };
-
-enum udp_name_state { NAME_EMPTY = 0, NAME_WAITING, NAME_LOOKUP, NAME_READY, NAME_FAILED };
-
-struct udp_name {
-	enum udp_name_state state;
-	char host[PROTO_HOST_MAX + 1];
-	uint16_t port;                /* of the datagram that asked (the lookup wants one) */
-	struct sockaddr_storage addr; /* NAME_READY: the first address */
-};
-
-struct udp_queued {
-	uint8_t *data; /* the payload, malloc'd */
-	size_t len;
-	uint16_t port;
-	int name; /* index into names[] */
-	int outbound;
-};
-
-/* The names an association has sent to, and the datagrams waiting for one. */
-struct udp_names {
-	struct udp_name names[UDP_NAMES];
-	unsigned next_name; /* the entry a new name replaces */
-	struct udp_queued queue[UDP_QUEUE];
-	unsigned n_queued;
-	size_t queued_bytes;
-	bool lookup; /* a lookup is in flight (for the NAME_LOOKUP entry) */
-};
-
-/* The association's polls: the relay socket (the client's side), and one outbound socket a family. */
-enum udp_op { UDP_OP_RELAY = 1, UDP_OP_OUT4, UDP_OP_OUT6, UDP_OP_TCP_OUT, UDP_OP_CTL, UDP_OP_END };
 
 /* UDP-in-TCP: a whole frame fits the input buffer; the output holds what one short write left. */
 enum { UDP_TCP_IN_MAX = 3 + SOCKS5_ADDR_MAX + 65535, UDP_TCP_OUT_MAX = UDP_TCP_IN_MAX };
@@ -75,108 +32,39 @@ struct udp_frame_out {
 	size_t len, off;
 };
 
-/* Upstream legs an association may have open at once (one per socks5 outbound it routes to). */
-enum { UDP_LEGS = 2 };
-struct udp_up;
+/* The association's own polls, after the session's: the relay socket, UDP-in-TCP out, the control connection. */
+enum udp_op { UDP_OP_RELAY = UDP_SESS_OP_FRONT, UDP_OP_TCP_OUT, UDP_OP_CTL, UDP_OP_END };
 
-/* An IPv4 or IPv6 address and port: 28 octets where a sockaddr_storage takes 128. */
-union udp_addr {
-	struct sockaddr sa;
-	struct sockaddr_in in4;
-	struct sockaddr_in6 in6;
-};
-
+/*
+ * A SOCKS5 association (RFC 1928 section 7): a session whose client is
+ * the one that asked on a TCP connection, and whose datagrams come to a
+ * relay socket of its own, or as frames on that connection (hev-socks5's
+ * FWD UDP).
+ */
 struct udp_assoc {
-	struct loop_obj obj; /* first: the loop hands it back */
-	struct worker *w;
-	unsigned inbound;
+	struct udp_sess s; /* first: the session layer hands it back */
 	/*
-	 * The control connection (RFC 1928 section 7), taken over from the
-	 * connection that asked (udp_assoc_adopt()): the association ends when
-	 * it does. It still counts as a connection (max-connections, per source).
+	 * The control connection, taken over from the connection that asked
+	 * (udp_assoc_adopt()): the association ends when it does. It still
+	 * counts as a connection (max-connections, per source).
 	 */
 	int ctl_fd;
 	uint32_t src_slot;
 	bool counted;
-	int fd;                   /* the relay socket the client sends to */
-	bool relay_v6;            /* it is AF_INET6 (dual-stack for an IPv4 client) */
-	int out_fd[2];            /* direct: an IPv4 and an IPv6 socket, -1 until needed */
-	uint64_t ops[UDP_OP_END]; /* tags of the polls in flight (0: none) */
-	/* The client: its TCP peer's address, and the port once declared or first seen. */
-	union udp_addr client;
-	bool port_known;
+	bool relay_v6;   /* the relay socket is AF_INET6 (dual-stack for an IPv4 client) */
+	bool port_known; /* s.client's port: declared, or its first datagram's */
+	int fd;          /* the relay socket the client sends to */
+	uint64_t ops[UDP_OP_END - UDP_SESS_OP_FRONT]; /* tags of its polls in flight (0: none) */
 	/*
-	 * udp-timeout, or udp-dns-timeout while every datagram so far went to
-	 * port 53 (dns: 0 none yet, 1 only DNS, 2 something else too).
-	 */
-	uint8_t dns;
-	struct loop_timer timer;
-	struct udp_names *nm; /* names sent to, on first use (udp_names.c) */
-	/*
-	 * UDP-in-TCP (hev-socks5's FWD UDP): the client's datagrams are frames
-	 * on its TCP connection (tcp_fd, which is ctl_fd; fd is -1). tcp_in
-	 * gathers a frame; tcp_out holds the rest of a frame a short write
-	 * left, and while it does, replies are dropped.
+	 * UDP-in-TCP: the client's datagrams are frames on its TCP connection
+	 * (tcp_fd, which is ctl_fd; fd is -1). tcp_in gathers a frame; tcp_out
+	 * holds the rest of a frame a short write left, and while it does,
+	 * replies are dropped.
 	 */
 	int tcp_fd;
 	struct udp_frame_in tcp_in;
 	struct udp_frame_out tcp_out;
-	/* socks5 upstreams: an association of our own with each (udp_up.c) */
-	struct udp_up *legs[UDP_LEGS];
-	/* To be closed at the end of the turn (on w->udp_doomed): udp_assoc_doom(). */
-	bool doomed;
-	struct list_node doom;
-	/*
-	 * Who logged in on the control connection (NULL: nobody): its rules
-	 * route each datagram; it counts as one of the user's connections, and
-	 * the payload bytes queued each way are added to the user's at the end.
-	 */
-	struct user_acct *user;
-	uint64_t user_up, user_down;
-	/* A tproxy inbound's session (udp_tproxy.c): no control connection, no relay socket. */
-	struct udp_tp_sess *tp;
 };
-/* tproxy (udp_tproxy.c): a tproxy inbound's UDP socket in one worker, and its sessions. */
-struct udp_tp;
-struct udp_tp_sess;
-extern const struct loop_module udp_tp_module;
-/* Main thread, before the worker runs: the socket for inbound i. 0 or -errno (logged). */
-int udp_tp_open(struct worker *w, unsigned i, struct udp_tp **out);
-int udp_tp_fd(const struct udp_tp *t);
-void udp_tp_arm(struct udp_tp *t);
-void udp_tp_stop(struct udp_tp *t);
-/* A reply from sa (the target) to a tproxy session's client, sent as sa. */
-void udp_tp_deliver(struct udp_assoc *a, const uint8_t *d, size_t n, const struct sockaddr *sa);
-/* The session is closing: out of its table; released: its reply sockets. */
-void udp_tp_unlink(struct udp_assoc *a);
-void udp_tp_free(struct udp_assoc *a);
-/* A session object for inbound i (no control connection, no relay socket); NULL: no memory. */
-struct udp_assoc *udp_assoc_new_session(struct worker *w, unsigned inbound);
-/* The name the association's client logged in with, or NULL. */
-const char *udp_user(const struct udp_assoc *a);
-
-/* Datagrams queued for one socket, sent with one sendmmsg(2) (udp_tx.c); the worker's. */
-enum { UDP_TX_MAX = UDP_BATCH };
-struct udp_tx {
-	int fd;
-	unsigned n;
-	bool down[UDP_TX_MAX]; /* counted as udp_down (to the client), else udp_up */
-	struct mmsghdr mm[UDP_TX_MAX];
-	struct iovec iov[UDP_TX_MAX][2];
-	union udp_addr to[UDP_TX_MAX];
-	uint8_t hdr[UDP_TX_MAX][SOCKS5_UDP_HDR_MAX];
-};
-/*
- * Queue a datagram (hdr, then d: both must stay as they are until the
- * flush) for fd, to `to` (to_len 0: a connected socket). A queue for
- * another socket, or a full one, is flushed first.
- */
-void udp_tx_add(struct worker *w, int fd, const void *to, socklen_t to_len, const uint8_t *hdr,
-                size_t hl, const uint8_t *d, size_t n, bool down);
-/* Send what is queued; before the buffers the payloads point into change. */
-void udp_tx_flush(struct worker *w);
-
-extern const struct loop_module udp_module;
 
 /*
  * Open the association for control connection c, whose client declared
@@ -196,53 +84,23 @@ int udp_assoc_open_tcp(struct conn *c, int tcp_fd, struct udp_assoc **out);
  * that asked can go (conn_handed_over()).
  */
 void udp_assoc_adopt(struct udp_assoc *a, int fd, uint32_t src_slot);
-/* It also takes over the connection's place among its user's connections (user_acct_open()). */
-void udp_assoc_adopt_user(struct udp_assoc *a, struct user_acct *u);
-/* tcp_fd is readable: frames in, datagrams out. false: close it. */
-bool udp_tcp_readable(struct udp_assoc *a);
-/* Bytes the client sent right behind its request (the handshake buffer's): frames too. */
-bool udp_tcp_early(struct udp_assoc *a, const uint8_t *d, size_t n);
 /* Close the association and its control connection (no-op if it is closed already). */
 void udp_assoc_close(struct udp_assoc *a);
-void udp_timeout(struct loop *l, struct loop_timer *t);
-/* A datagram either way: the association's idle deadline moves (its queue: udp_tq or udp_dns_tq). */
-void udp_touch(struct udp_assoc *a);
-/*
- * Close a at the end of the loop's turn (udp_reap()), for a failure found
- * deep in a call whose callers still use the association or its connection.
- */
-void udp_assoc_doom(struct udp_assoc *a);
-void udp_reap(struct worker *w);
-/* One recvmmsg(2) batch into the worker's scratch: the datagrams and their sources. */
-struct udp_rx {
-	struct mmsghdr mm[UDP_BATCH];
-	struct iovec iov[UDP_BATCH];
-	struct sockaddr_storage src[UDP_BATCH];
-};
-/* Control-message room per datagram, for callers that want some (IP_ORIGDSTADDR). */
-enum { UDP_RX_CTL = 64 };
-/*
- * Up to UDP_BATCH datagrams from fd (non-blocking): their number, or <= 0.
- * ctl: NULL, or UDP_BATCH buffers for each datagram's control messages.
- */
-int udp_recv_batch(struct worker *w, int fd, struct udp_rx *rx,
-                   uint8_t (*ctl)[CMSG_SPACE(UDP_RX_CTL)]);
+/* Bytes the client sent right behind its request (the handshake buffer's): frames too. */
+bool udp_tcp_early(struct udp_assoc *a, const uint8_t *d, size_t n);
+
+/* Within the association's files (udp.c, udp_tcp.c). */
+void udp_assoc_arm(struct udp_assoc *a, unsigned op, int fd, unsigned mask);
+/* tcp_fd is readable: frames in, datagrams out. false: close it. */
+bool udp_tcp_readable(struct udp_assoc *a);
+/* A frame to the client: its header (hl octets, 0: could not be framed), then d. */
+void udp_tcp_down(struct udp_assoc *a, const uint8_t *hdr, size_t hl, const uint8_t *d, size_t n);
+void udp_tcp_writable(struct udp_assoc *a);
+
 /* An RFC 1928 datagram header; false: dropped and counted (udp_frag, udp_malformed). */
 bool udp_parse(struct worker *w, const uint8_t *d, size_t n, struct proto_target *t, size_t *hl);
 /* 0.0.0.0 or :: (any port). */
 bool udp_addr_unspecified(const void *sa);
-/* Internal to udp*.c. SO_RCVBUF = udp-buffer on a UDP socket of an association. */
-void udp_set_buffer(struct worker *w, int fd);
-void udp_arm(struct udp_assoc *a, unsigned op, int fd, unsigned mask);
-void udp_send_up(struct udp_assoc *a, const struct proto_target *t, const uint8_t *d, size_t n);
-/* A frame to the client: its header (hl octets, 0: could not be framed), then d. */
-void udp_tcp_down(struct udp_assoc *a, const uint8_t *hdr, size_t hl, const uint8_t *d, size_t n);
-void udp_tcp_writable(struct udp_assoc *a);
-/* A reply to the client, from sa (a target's address) or else t (an upstream's header). */
-void udp_deliver(struct udp_assoc *a, const uint8_t *d, size_t n, const struct sockaddr *sa,
-                 const struct proto_target *t);
-/* recvmmsg(2) scratch: UDP_BATCH x UDP_SLOT octets, the worker's; NULL without memory. */
-uint8_t *udp_scratch(struct worker *w);
 
 /* Frame I/O shared by both ends of UDP-in-TCP (udp_tcp.c). fn: false stops (the owner closed). */
 typedef bool udp_frame_fn(void *ctx, const struct proto_target *t, const uint8_t *d, size_t n);
@@ -266,30 +124,42 @@ int udp_frame_write(struct udp_frame_out *o, int fd, const uint8_t *hdr, size_t 
 /* More of the kept rest: 1 done, 2 some is left (poll again), -1 the stream failed. */
 int udp_frame_flush(struct udp_frame_out *o, int fd);
 
+/* ---- within the session layer (udp_session.c, udp_names.c, udp_up.c) ---- */
+
+/* The session's [inbound], or NULL (UDP_SESS_NO_INBOUND). */
+const struct inbound *udp_sess_inbound(const struct udp_sess *s);
+/* Send a payload to addr (t's address, or its name's) through the direct ob, if egress says yes. */
+void udp_sess_send_to(struct udp_sess *s, const struct outbound *ob, const struct proto_target *t,
+                      const struct sockaddr_storage *addr, const uint8_t *d, size_t n);
+/* A reply to the client, from sa (a target's address) or else t (an upstream's header). */
+void udp_sess_deliver(struct udp_sess *s, const uint8_t *d, size_t n, const struct sockaddr *sa,
+                      const struct proto_target *t);
+
+/*
+ * Names a client sends to are looked up once per session and kept
+ * (udp_names.c); datagrams wait for their name's answer in a small queue.
+ */
+void udp_names_send(struct udp_sess *s, const struct outbound *ob, const struct proto_target *t,
+                    const uint8_t *d, size_t n);
+void udp_names_free(struct udp_sess *s);
+/* The resolver's answer for session o (a resolver_answer_fn). */
+void udp_resolved(struct worker *w, struct loop_obj *o, int err,
+                  const struct sockaddr_storage *addrs, int n);
+
 /*
  * The socks5 upstream (udp_up.c): a datagram for t through outbound ob,
- * over a leg of a's own (opened on first use: a TCP connection to the
+ * over a leg of s's own (opened on first use: a TCP connection to the
  * upstream with UDP ASSOCIATE, or FWD UDP for `udp = tcp`; datagrams wait
  * for it in a small queue).
  */
-void udp_up_send(struct udp_assoc *a, const struct outbound *ob, const struct proto_target *t,
+void udp_up_send(struct udp_sess *s, const struct outbound *ob, const struct proto_target *t,
                  const uint8_t *d, size_t n);
-/* The association is closing: close its legs. */
-void udp_up_close_all(struct udp_assoc *a);
+/* The session is closing: close its legs. */
+void udp_up_close_all(struct udp_sess *s);
 extern const struct loop_module udp_up_module;
 void udp_up_resolved(struct worker *w, struct loop_obj *o, int err,
                      const struct sockaddr_storage *addrs, int n);
 /* A leg not up within connect-timeout + handshake-timeout (w->udp_up_tq). */
 void udp_up_timeout(struct loop *l, struct loop_timer *t);
-/* Send a payload to addr (t's address, or its name's) through the direct ob, if egress says yes. */
-void udp_send_to(struct udp_assoc *a, const struct outbound *ob, const struct proto_target *t,
-                 const struct sockaddr_storage *addr, const uint8_t *d, size_t n);
-/* A datagram to a name (udp_names.c): sent when the name is known, else queued for its lookup. */
-void udp_up_name(struct udp_assoc *a, const struct outbound *ob, const struct proto_target *t,
-                 const uint8_t *d, size_t n);
-void udp_names_free(struct udp_assoc *a);
-/* The resolver's answer for association o (a resolver_answer_fn). */
-void udp_resolved(struct worker *w, struct loop_obj *o, int err,
-                  const struct sockaddr_storage *addrs, int n);
 
 #endif

@@ -166,27 +166,27 @@ static bool frame_up(void *ctx, const struct proto_target *t, const uint8_t *d, 
 {
 	struct udp_assoc *a = ctx;
 
-	udp_send_up(a, t, d, n);
-	return !a->obj.closed;
+	udp_sess_send(&a->s, t, d, n);
+	return !a->s.obj.closed;
 }
 
 bool udp_tcp_early(struct udp_assoc *a, const uint8_t *d, size_t n)
 {
-	return udp_frames_parse(a->w, &a->tcp_in, d, n, frame_up, a);
+	return udp_frames_parse(a->s.w, &a->tcp_in, d, n, frame_up, a);
 }
 
 bool udp_tcp_readable(struct udp_assoc *a)
 {
-	bool ok = udp_frames_read(a->w, a->tcp_fd, &a->tcp_in, frame_up, a);
+	bool ok = udp_frames_read(a->s.w, a->tcp_fd, &a->tcp_in, frame_up, a);
 
-	if (!a->obj.closed)
-		udp_touch(a);
+	if (!a->s.obj.closed)
+		udp_sess_touch(&a->s);
 	return ok;
 }
 
 void udp_tcp_down(struct udp_assoc *a, const uint8_t *hdr, size_t hl, const uint8_t *d, size_t n)
 {
-	struct worker *w = a->w;
+	struct worker *w = a->s.w;
 	int r = udp_frame_write(&a->tcp_out, a->tcp_fd, hdr, hl, d, n);
 
 	if (r == -2) {
@@ -200,7 +200,7 @@ void udp_tcp_down(struct udp_assoc *a, const uint8_t *hdr, size_t hl, const uint
 	}
 	w->stats.udp_down++;
 	if (r == 2)
-		udp_arm(a, UDP_OP_TCP_OUT, a->tcp_fd, POLLOUT);
+		udp_assoc_arm(a, UDP_OP_TCP_OUT, a->tcp_fd, POLLOUT);
 }
 
 void udp_tcp_writable(struct udp_assoc *a)
@@ -210,5 +210,5 @@ void udp_tcp_writable(struct udp_assoc *a)
 	if (r < 0)
 		udp_assoc_close(a);
 	else if (r == 2)
-		udp_arm(a, UDP_OP_TCP_OUT, a->tcp_fd, POLLOUT);
+		udp_assoc_arm(a, UDP_OP_TCP_OUT, a->tcp_fd, POLLOUT);
 }

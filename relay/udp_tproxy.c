@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* UDP on a tproxy inbound: datagrams nftables TPROXY delivers, sessions keyed by client endpoint, replies from the original destination. */
+/* UDP on a tproxy inbound: a front end of the UDP sessions, for the datagrams nftables TPROXY delivers, each reply sent from its original destination. */
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -12,7 +12,8 @@
 #include "log.h"
 #include "siphash.h"
 #include "sockaddr.h"
-#include "udp.h"
+#include "udp_session.h"
+#include "udp_tproxy.h"
 #include "worker.h"
 
 /*
@@ -22,13 +23,13 @@
  * kernel's SO_REUSEPORT hash keeps a flow on one worker.
  *
  * A datagram from a client endpoint (address and port) that has no session
- * in this worker opens one: a struct udp_assoc without a control
- * connection or a relay socket, on the same idle timeouts, udp-max-sessions
- * eviction, routing per datagram, direct sockets and socks5 upstream legs
- * as a SOCKS5 association. Sessions are found by client endpoint in a hash
- * table (SipHash, a random key per socket). Every datagram is routed to
- * its own original destination, so one session carries all of a client's
- * flows (a DNS client asking two servers, a game talking to several).
+ * in this worker opens one (udp_session.h: the idle timeouts,
+ * udp-max-sessions eviction, routing per datagram, direct sockets and
+ * socks5 upstream legs a SOCKS5 association has too), found again by
+ * client endpoint in the socket's struct udp_sess_table. Every datagram is
+ * routed to its own original destination, so one session carries all of a
+ * client's flows (a DNS client asking two servers, a game talking to
+ * several).
  *
  * A reply must reach the client from the address it sent to: it leaves
  * from a socket bound to that address with IP_TRANSPARENT, and unconnected
@@ -42,7 +43,7 @@
  * sendmmsg batching as the rest.
  */
 
-enum { UDP_TP_BUCKETS = 1024, UDP_TP_REPLIES = 4 };
+enum { UDP_TP_RBUCKETS = 1024, UDP_TP_REPLIES = 4 };
 
 /* A socket that sends as one destination, shared by the sessions that hear from it. */
 struct udp_tp_reply {
@@ -60,72 +61,45 @@ struct udp_tp {
 	int fd;
 	bool stopped;
 	uint64_t op;
-	uint8_t key[SIPHASH_KEY_LEN];
-	struct udp_tp_sess *tab[UDP_TP_BUCKETS];   /* sessions by client endpoint */
-	struct udp_tp_reply *rtab[UDP_TP_BUCKETS]; /* reply sockets by destination */
+	struct udp_sess_table sessions;             /* by client endpoint */
+	uint8_t key[SIPHASH_KEY_LEN];               /* the reply sockets' table's */
+	struct udp_tp_reply *rtab[UDP_TP_RBUCKETS]; /* reply sockets by destination */
 };
 
-struct udp_tp_sess {
-	struct udp_tp *tp;
-	struct udp_assoc *a;
-	struct udp_tp_sess *next; /* hash chain */
+/* A session of this front end: the reply sockets it holds. */
+struct tp_sess {
+	struct udp_sess s; /* first: the session layer hands it back */
 	unsigned n_replies, next_reply;
 	struct udp_tp_reply *reply[UDP_TP_REPLIES];
 };
 
 enum { UDP_TP_OP_RECV = 1 };
 
-static size_t addr_len(const void *sa)
+static const struct udp_front tp_front;
+
+static unsigned rbucket(const struct udp_tp *t, const void *sa)
 {
-	return ((const struct sockaddr *)sa)->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
-	                                                            : sizeof(struct sockaddr_in);
-}
-
-static bool same_endpoint(const void *x, const void *y)
-{
-	const struct sockaddr_in6 *a = x, *b = y;
-
-	if (a->sin6_family != b->sin6_family)
-		return false;
-	if (a->sin6_family == AF_INET) {
-		const struct sockaddr_in *p = x, *q = y;
-		return p->sin_addr.s_addr == q->sin_addr.s_addr && p->sin_port == q->sin_port;
-	}
-	return !memcmp(&a->sin6_addr, &b->sin6_addr, 16) && a->sin6_port == b->sin6_port;
-}
-
-static unsigned bucket(const struct udp_tp *t, const void *sa)
-{
-	const struct sockaddr_in6 *s6 = sa;
-	uint8_t k[18];
-
-	if (s6->sin6_family == AF_INET) {
-		const struct sockaddr_in *s4 = sa;
-		memcpy(k, &s4->sin_addr, 4);
-		memcpy(k + 4, &s4->sin_port, 2);
-		return (unsigned)(siphash24(t->key, k, 6) % UDP_TP_BUCKETS);
-	}
-	memcpy(k, &s6->sin6_addr, 16);
-	memcpy(k + 16, &s6->sin6_port, 2);
-	return (unsigned)(siphash24(t->key, k, 18) % UDP_TP_BUCKETS);
+	return (unsigned)(udp_endpoint_hash(t->key, sa) % UDP_TP_RBUCKETS);
 }
 
 int udp_tp_open(struct worker *w, unsigned i, struct udp_tp **out)
 {
 	const struct inbound *in = &w->cfg->inbounds[i];
 	struct udp_tp *t = calloc(1, sizeof(*t));
-	int one = 1, fd, ret, v6 = in->listen.ss_family == AF_INET6;
+	int one = 1, fd, ret = 0, v6 = in->listen.ss_family == AF_INET6;
 	char addr[SA_STR_MAX];
 
 	if (!t)
 		return -ENOMEM;
-	if (getrandom(t->key, sizeof(t->key), 0) != (ssize_t)sizeof(t->key)) {
+	if (getrandom(t->key, sizeof(t->key), 0) != (ssize_t)sizeof(t->key) ||
+	    (ret = udp_sess_table_init(&t->sessions)) < 0) {
 		free(t);
-		return -EAGAIN;
+		return ret < 0 ? ret : -EAGAIN;
 	}
 	fd = socket(in->listen.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		ret = -errno;
+		udp_sess_table_fini(&t->sessions);
 		free(t);
 		return ret;
 	}
@@ -153,6 +127,7 @@ fail:
 	log_error("inbound %s: cannot take UDP on %s: %s%s", in->name, sa_str(&in->listen, addr),
 	          strerror(-ret), ret == -EPERM ? " (tproxy needs CAP_NET_ADMIN)" : "");
 	close(fd);
+	udp_sess_table_fini(&t->sessions);
 	free(t);
 	return ret;
 }
@@ -188,53 +163,6 @@ void udp_tp_stop(struct udp_tp *t)
 	loop_close(l, &t->obj);
 }
 
-static struct udp_tp_sess *find(struct udp_tp *t, const void *client)
-{
-	for (struct udp_tp_sess *s = t->tab[bucket(t, client)]; s; s = s->next)
-		if (same_endpoint(&s->a->client, client))
-			return s;
-	return NULL;
-}
-
-static struct udp_tp_sess *session(struct udp_tp *t, const struct sockaddr_storage *client)
-{
-	struct udp_tp_sess *s = find(t, client), **head;
-	struct udp_assoc *a;
-
-	if (s)
-		return s;
-	s = calloc(1, sizeof(*s));
-	a = s ? udp_assoc_new_session(t->w, t->inbound) : NULL;
-	if (!a) {
-		free(s);
-		return NULL;
-	}
-	s->tp = t;
-	s->a = a;
-	a->tp = s;
-	memcpy(&a->client, client, addr_len(client));
-	a->port_known = true;
-	head = &t->tab[bucket(t, client)];
-	s->next = *head;
-	*head = s;
-	return s;
-}
-
-void udp_tp_unlink(struct udp_assoc *a)
-{
-	struct udp_tp_sess *s = a->tp, **p;
-
-	if (!s || !s->tp)
-		return;
-	for (p = &s->tp->tab[bucket(s->tp, &a->client)]; *p; p = &(*p)->next) {
-		if (*p == s) {
-			*p = s->next;
-			break;
-		}
-	}
-	s->tp = NULL; /* its listener may go before it does */
-}
-
 /* A session lets go of a reply socket; the last one closes it. */
 static void reply_put(struct udp_tp_reply *r)
 {
@@ -243,7 +171,7 @@ static void reply_put(struct udp_tp_reply *r)
 	if (--r->refs)
 		return;
 	if (r->tp) {
-		for (p = &r->tp->rtab[bucket(r->tp, &r->from)]; *p; p = &(*p)->next) {
+		for (p = &r->tp->rtab[rbucket(r->tp, &r->from)]; *p; p = &(*p)->next) {
 			if (*p == r) {
 				*p = r->next;
 				break;
@@ -254,28 +182,14 @@ static void reply_put(struct udp_tp_reply *r)
 	free(r);
 }
 
-void udp_tp_free(struct udp_assoc *a)
-{
-	struct udp_tp_sess *s = a->tp;
-
-	if (!s)
-		return;
-	/* The batch may still hold a datagram for one of its sockets: send it first. */
-	udp_tx_flush(a->w);
-	for (unsigned i = 0; i < s->n_replies; i++)
-		reply_put(s->reply[i]);
-	free(s);
-	a->tp = NULL;
-}
-
 /* The worker's socket that sends as `from` (the original destination), made on first use. */
 static struct udp_tp_reply *reply_get(struct udp_tp *t, const struct sockaddr *from)
 {
 	int one = 1, v6 = from->sa_family == AF_INET6, fd;
-	struct udp_tp_reply *r, **head = &t->rtab[bucket(t, from)];
+	struct udp_tp_reply *r, **head = &t->rtab[rbucket(t, from)];
 
 	for (r = *head; r; r = r->next)
-		if (same_endpoint(&r->from, from))
+		if (udp_endpoint_eq(&r->from, from))
 			return r;
 	fd = socket(from->sa_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
@@ -283,54 +197,76 @@ static struct udp_tp_reply *reply_get(struct udp_tp *t, const struct sockaddr *f
 	if (sock_set_transparent(fd, from->sa_family) < 0 ||
 	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
 	    (v6 && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) < 0) ||
-	    bind(fd, from, (socklen_t)addr_len(from)) < 0 || !(r = calloc(1, sizeof(*r)))) {
+	    bind(fd, from, udp_endpoint_len(from)) < 0 || !(r = calloc(1, sizeof(*r)))) {
 		log_debug_rl("udp tproxy: no reply socket: %s", strerror(errno));
 		close(fd);
 		return NULL;
 	}
 	r->tp = t;
 	r->fd = fd;
-	memcpy(&r->from, from, addr_len(from));
+	memcpy(&r->from, from, udp_endpoint_len(from));
 	r->next = *head;
 	*head = r;
 	return r;
 }
 
 /* The session's way back from `from`: a reply socket it holds, or one it takes now. */
-static int reply_socket(struct udp_tp_sess *s, const struct sockaddr *from)
+static int reply_socket(struct tp_sess *ts, const struct sockaddr *from)
 {
+	/* The socket's object holds the table (NULL once the socket is gone). */
+	struct udp_tp *t = ts->s.tab ? list_entry(ts->s.tab, struct udp_tp, sessions) : NULL;
 	struct udp_tp_reply *r;
 	unsigned i;
 
-	for (i = 0; i < s->n_replies; i++)
-		if (same_endpoint(&s->reply[i]->from, from))
-			return s->reply[i]->fd;
-	if (!s->tp || !(r = reply_get(s->tp, from)))
+	for (i = 0; i < ts->n_replies; i++)
+		if (udp_endpoint_eq(&ts->reply[i]->from, from))
+			return ts->reply[i]->fd;
+	if (!t || !(r = reply_get(t, from)))
 		return -1;
 	r->refs++;
-	if (s->n_replies < UDP_TP_REPLIES) {
-		i = s->n_replies++;
+	if (ts->n_replies < UDP_TP_REPLIES) {
+		i = ts->n_replies++;
 	} else {
 		/* The batch may still hold a datagram for the socket let go: send it first. */
-		udp_tx_flush(s->a->w);
-		i = s->next_reply++ % UDP_TP_REPLIES;
-		reply_put(s->reply[i]);
+		udp_tx_flush(ts->s.w);
+		i = ts->next_reply++ % UDP_TP_REPLIES;
+		reply_put(ts->reply[i]);
 	}
-	s->reply[i] = r;
+	ts->reply[i] = r;
 	return r->fd;
 }
 
-void udp_tp_deliver(struct udp_assoc *a, const uint8_t *d, size_t n, const struct sockaddr *sa)
+/*
+ * A reply, sent as its source: the target's own address, or the one a
+ * socks5 upstream's header names (a name there cannot be sent from:
+ * dropped and counted).
+ */
+static void deliver(struct udp_sess *s, const uint8_t *d, size_t n, const struct sockaddr *from,
+                    const struct proto_target *t)
 {
-	struct worker *w = a->w;
-	int fd = sa ? reply_socket(a->tp, sa) : -1;
+	int fd = from ? reply_socket((struct tp_sess *)s, from) : -1;
 
+	(void)t;
 	if (fd < 0) {
-		w->stats.udp_send_errors++;
+		s->w->stats.udp_send_errors++;
 		return;
 	}
-	udp_tx_add(w, fd, &a->client, (socklen_t)addr_len(&a->client), NULL, 0, d, n, true);
+	udp_tx_add(s->w, fd, &s->client, udp_endpoint_len(&s->client), NULL, 0, d, n, true);
 }
+
+/* Released (the session layer sent what the batch held first): its reply sockets go. */
+static void sess_release(struct udp_sess *s)
+{
+	struct tp_sess *ts = (struct tp_sess *)s;
+
+	for (unsigned i = 0; i < ts->n_replies; i++)
+		reply_put(ts->reply[i]);
+}
+
+static const struct udp_front tp_front = {
+        .deliver = deliver,
+        .release = sess_release,
+};
 
 /* The original destination in a datagram's control messages (NULL: none). */
 static const struct sockaddr_storage *orig_dst(struct msghdr *m, struct sockaddr_storage *out)
@@ -362,7 +298,7 @@ static void drain(struct udp_tp *t)
 		for (int i = 0; i < n; i++) {
 			struct sockaddr_storage dst;
 			struct proto_target tg;
-			struct udp_tp_sess *s;
+			struct udp_sess *s;
 
 			if (rx.mm[i].msg_hdr.msg_flags & (MSG_TRUNC | MSG_CTRUNC) ||
 			    !orig_dst(&rx.mm[i].msg_hdr, &dst) ||
@@ -370,13 +306,15 @@ static void drain(struct udp_tp *t)
 				w->stats.udp_malformed++;
 				continue;
 			}
-			s = session(t, &rx.src[i]);
+			s = udp_sess_find(&t->sessions, &rx.src[i]);
+			if (!s)
+				s = udp_sess_open(w, t->inbound, &tp_front, sizeof(struct tp_sess),
+				                  &rx.src[i], &t->sessions);
 			if (!s) {
-				w->stats.udp_send_errors++;
+				w->stats.udp_send_errors++; /* no memory */
 				continue;
 			}
-			udp_touch(s->a);
-			udp_send_up(s->a, &tg, rx.iov[i].iov_base, rx.mm[i].msg_len);
+			udp_sess_send(s, &tg, rx.iov[i].iov_base, rx.mm[i].msg_len);
 		}
 		udp_tx_flush(w); /* before the next round reuses the buffers */
 		if (n < UDP_BATCH)
@@ -408,13 +346,11 @@ static void release(struct loop *l, struct loop_obj *o)
 	struct udp_tp *t = (struct udp_tp *)o;
 
 	(void)l;
-	/* Sessions still open (a drain closes them) and their reply sockets lose the table. */
-	for (size_t i = 0; i < UDP_TP_BUCKETS; i++) {
-		for (struct udp_tp_sess *s = t->tab[i]; s; s = s->next)
-			s->tp = NULL;
+	/* Sessions still open (a drain closes them) and their reply sockets lose the tables. */
+	udp_sess_table_fini(&t->sessions);
+	for (size_t i = 0; i < UDP_TP_RBUCKETS; i++)
 		for (struct udp_tp_reply *r = t->rtab[i]; r; r = r->next)
 			r->tp = NULL;
-	}
 	close(t->fd);
 	t->w->udp_tps[t->inbound] = NULL;
 	free(t);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* An association's leg to a socks5 upstream: our own UDP ASSOCIATE (or hev-socks5's FWD UDP) with it, datagrams both ways. */
+/* A UDP session's leg to a socks5 upstream: our own UDP ASSOCIATE (or hev-socks5's FWD UDP) with it, datagrams both ways. */
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -20,7 +20,7 @@
 #include "worker.h"
 
 /*
- * A leg is spliced as a SOCKS5 client of the upstream, for one association
+ * A leg is spliced as a SOCKS5 client of the upstream, for one session
  * and one socks5 outbound it routes to:
  *  - the server's name is looked up (c-ares) unless it is a literal, its
  *    first address checked by the egress policy and connected to with the
@@ -32,12 +32,12 @@
  *    names (the server's own address when it says 0.0.0.0 or ::), so the
  *    kernel takes datagrams only from there. The control connection is
  *    watched: when the upstream closes it, its association is over, and so
- *    is ours (the client's control connection closes too);
+ *    is our session (and a SOCKS5 client's control connection with it);
  *  - FWD UDP: datagrams as frames on the connection itself.
  * Until the upstream has answered, datagrams wait in a queue of UP_QUEUE
  * (UP_QUEUE_BYTES in all); past it they are dropped (udp_queue_full). A
  * leg not up within connect-timeout + handshake-timeout, or refused, ends
- * the association (at the end of the loop's turn: udp_assoc_doom()): a
+ * the session (at the end of the loop's turn: udp_sess_doom()): a SOCKS5
  * client whose upstream is gone learns it from its own control connection
  * closing, as with a TCP CONNECT that fails.
  */
@@ -49,7 +49,7 @@ enum { UP_QUEUE = 8, UP_QUEUE_BYTES = 16384, UP_HS_MAX = 600 };
 struct udp_up {
 	struct loop_obj obj; /* first: the loop hands it back */
 	struct worker *w;
-	struct udp_assoc *a; /* the owner: it closes its legs before it goes */
+	struct udp_sess *s; /* the owner: it closes its legs before it goes */
 	const struct outbound *ob;
 	bool fwd; /* udp = tcp: FWD UDP frames on tcp_fd */
 	enum up_state state;
@@ -94,21 +94,21 @@ static void up_close(struct udp_up *u)
 	u->n_q = 0;
 	explicit_bzero(&u->sc, sizeof(u->sc));
 	for (unsigned i = 0; i < UDP_LEGS; i++)
-		if (u->a->legs[i] == u)
-			u->a->legs[i] = NULL;
+		if (u->s->legs[i] == u)
+			u->s->legs[i] = NULL;
 	u->obj.closed = true;
 	loop_close(l, &u->obj);
 }
 
 /*
  * The leg failed or its upstream ended it: the leg closes now, the
- * association at the end of this turn (it may be mid-call further up).
+ * session at the end of this turn (it may be mid-call further up).
  */
 static void fail(struct udp_up *u, const char *why)
 {
 	u->w->stats.udp_upstream_failed++;
 	log_debug_rl("udp: upstream %s: %s", u->ob->name, why);
-	udp_assoc_doom(u->a);
+	udp_sess_doom(u->s);
 	up_close(u);
 }
 
@@ -167,8 +167,8 @@ static bool open_relay(struct udp_up *u)
 		relay = u->server; /* "send to me": the address we reached it at */
 		((struct sockaddr_in *)&relay)->sin_port = port;
 	}
-	if (egress_refused(w->cfg, &w->cfg->inbounds[u->a->inbound], u->ob, &u->first,
-	                   udp_user(u->a), &relay, w->stats.egress)) {
+	if (egress_refused(w->cfg, udp_sess_inbound(u->s), u->ob, &u->first, udp_sess_user(u->s),
+	                   &relay, w->stats.egress)) {
 		fail(u, "its relay address is refused by the egress policy");
 		return false;
 	}
@@ -266,8 +266,8 @@ static void connect_to(struct udp_up *u, const struct sockaddr_storage *addr)
 	struct proto_target zero = {.kind = TARGET_IP};
 
 	u->server = *addr;
-	if (egress_refused(w->cfg, &w->cfg->inbounds[u->a->inbound], u->ob, &u->first,
-	                   udp_user(u->a), addr, w->stats.egress)) {
+	if (egress_refused(w->cfg, udp_sess_inbound(u->s), u->ob, &u->first, udp_sess_user(u->s),
+	                   addr, w->stats.egress)) {
 		fail(u, "refused by the egress policy");
 		return;
 	}
@@ -306,16 +306,16 @@ void udp_up_resolved(struct worker *w, struct loop_obj *o, int err,
 	connect_to(u, &addrs[0]);
 }
 
-static struct udp_up *leg_open(struct udp_assoc *a, const struct outbound *ob,
+static struct udp_up *leg_open(struct udp_sess *s, const struct outbound *ob,
                                const struct proto_target *t)
 {
-	struct worker *w = a->w;
+	struct worker *w = s->w;
 	struct udp_up *u;
 	struct proto_target dest = {.kind = TARGET_DOMAIN, .port = ob->server_port};
 	int slot = -1;
 
 	for (int i = 0; i < UDP_LEGS; i++)
-		if (!a->legs[i]) {
+		if (!s->legs[i]) {
 			slot = i;
 			break;
 		}
@@ -326,12 +326,12 @@ static struct udp_up *leg_open(struct udp_assoc *a, const struct outbound *ob,
 		return NULL;
 	}
 	u->w = w;
-	u->a = a;
+	u->s = s;
 	u->ob = ob;
 	u->fwd = ob->udp_mode == OUTBOUND_UDP_TCP;
 	u->tcp_fd = u->udp_fd = -1;
 	u->first = *t;
-	a->legs[slot] = u;
+	s->legs[slot] = u;
 	loop_timer_init(&u->timer);
 	loop_timer_arm(&w->loop, &w->udp_up_tq, &u->timer);
 	w->stats.udp_upstreams++;
@@ -342,28 +342,28 @@ static struct udp_up *leg_open(struct udp_assoc *a, const struct outbound *ob,
 		w->stats.resolve_full++;
 		fail(u, "the resolver is full");
 	}
-	return a->doomed ? NULL : u; /* failed at once: u is gone */
+	return s->doomed ? NULL : u; /* failed at once: u is gone */
 }
 
-void udp_up_send(struct udp_assoc *a, const struct outbound *ob, const struct proto_target *t,
+void udp_up_send(struct udp_sess *s, const struct outbound *ob, const struct proto_target *t,
                  const uint8_t *d, size_t n)
 {
-	struct worker *w = a->w;
+	struct worker *w = s->w;
 	struct udp_up *u = NULL;
 	uint8_t hdr[SOCKS5_UDP_HDR_MAX];
 	size_t hl;
 
-	if (a->doomed) {
-		w->stats.udp_send_errors++; /* its upstream failed: the association is ending */
+	if (s->doomed) {
+		w->stats.udp_send_errors++; /* its upstream failed: the session is ending */
 		return;
 	}
 	for (int i = 0; i < UDP_LEGS; i++)
-		if (a->legs[i] && a->legs[i]->ob == ob)
-			u = a->legs[i];
+		if (s->legs[i] && s->legs[i]->ob == ob)
+			u = s->legs[i];
 	if (!u) {
-		u = leg_open(a, ob, t);
+		u = leg_open(s, ob, t);
 		if (!u) {
-			if (!a->doomed)
+			if (!s->doomed)
 				w->stats.udp_unsupported++; /* more upstreams than UDP_LEGS, or no memory */
 			return;
 		}
@@ -389,11 +389,11 @@ void udp_up_send(struct udp_assoc *a, const struct outbound *ob, const struct pr
 	u->q_bytes += hl + n;
 }
 
-void udp_up_close_all(struct udp_assoc *a)
+void udp_up_close_all(struct udp_sess *s)
 {
 	for (int i = 0; i < UDP_LEGS; i++)
-		if (a->legs[i])
-			up_close(a->legs[i]);
+		if (s->legs[i])
+			up_close(s->legs[i]);
 }
 
 void udp_up_timeout(struct loop *l, struct loop_timer *t)
@@ -409,7 +409,7 @@ static bool frame_down(void *ctx, const struct proto_target *t, const uint8_t *d
 {
 	struct udp_up *u = ctx;
 
-	udp_deliver(u->a, d, n, NULL, t);
+	udp_sess_deliver(u->s, d, n, NULL, t);
 	return !u->obj.closed;
 }
 
@@ -424,7 +424,7 @@ static void relay_in(struct udp_up *u)
 
 		if (n <= 0)
 			return;
-		udp_touch(u->a);
+		udp_sess_touch(u->s);
 		for (int i = 0; i < n && !u->obj.closed; i++) {
 			const uint8_t *d = rx.iov[i].iov_base;
 			struct proto_target t;
@@ -433,7 +433,7 @@ static void relay_in(struct udp_up *u)
 			if (rx.mm[i].msg_hdr.msg_flags & MSG_TRUNC)
 				w->stats.udp_malformed++;
 			else if (udp_parse(w, d, rx.mm[i].msg_len, &t, &hl))
-				udp_deliver(u->a, d + hl, rx.mm[i].msg_len - hl, NULL, &t);
+				udp_sess_deliver(u->s, d + hl, rx.mm[i].msg_len - hl, NULL, &t);
 		}
 		udp_tx_flush(w); /* before the next round reuses the buffers */
 		if (n < UDP_BATCH)
@@ -454,7 +454,7 @@ static void control_in(struct udp_up *u)
 			return;
 		}
 		if (!u->obj.closed)
-			udp_touch(u->a);
+			udp_sess_touch(u->s);
 	} else {
 		n = recv(u->tcp_fd, junk, sizeof(junk), MSG_DONTWAIT);
 		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {

@@ -17,6 +17,7 @@
 #include "resolve.h"
 #include "thread.h"
 #include "udp.h"
+#include "udp_tproxy.h"
 #include "worker.h"
 
 enum worker_limits {
@@ -78,7 +79,7 @@ static void start_drain(struct worker *w)
 	for (uint32_t i = 0; i < l->cap; i++) {
 		struct loop_obj *o = l->slots[i];
 		if (o && o->kind == LOOP_KIND_UDP && !o->closed)
-			udp_assoc_close((struct udp_assoc *)o); /* and its connection */
+			udp_sess_close((struct udp_sess *)o); /* and a SOCKS5 client's connection */
 	}
 }
 
@@ -161,7 +162,7 @@ int worker_init(struct worker *w, int id, struct server *srv)
 	loop_register(&w->loop, LOOP_KIND_LISTENER, &listener_module, w);
 	loop_register(&w->loop, LOOP_KIND_CONN, &conn_module, w);
 	loop_register(&w->loop, LOOP_KIND_RESOLVER, &resolver_module, w);
-	loop_register(&w->loop, LOOP_KIND_UDP, &udp_module, w);
+	loop_register(&w->loop, LOOP_KIND_UDP, &udp_sess_module, w);
 	loop_register(&w->loop, LOOP_KIND_UDP_UP, &udp_up_module, w);
 	loop_register(&w->loop, LOOP_KIND_UDP_TP, &udp_tp_module, w);
 	loop_tq_init(&w->loop, &w->hs_tq, cfg->handshake_timeout_ms, conn_hs_timeout);
@@ -170,12 +171,12 @@ int worker_init(struct worker *w, int id, struct server *srv)
 	loop_tq_init(&w->loop, &w->idle_tq, cfg->idle_timeout_ms, conn_idle_timeout);
 	loop_tq_init(&w->loop, &w->linger_tq, CONN_LINGER_MS, conn_linger_timeout);
 	loop_tq_init(&w->loop, &w->flush_tq, CONN_FLUSH_MS, conn_linger_timeout);
-	loop_tq_init(&w->loop, &w->udp_tq, cfg->udp_timeout_ms, udp_timeout);
+	loop_tq_init(&w->loop, &w->udp_tq, cfg->udp_timeout_ms, udp_sess_timeout);
 	/* A DNS-only association ends sooner, never later than any other. */
 	loop_tq_init(&w->loop, &w->udp_dns_tq,
 	             cfg->udp_dns_timeout_ms < cfg->udp_timeout_ms ? cfg->udp_dns_timeout_ms
 	                                                           : cfg->udp_timeout_ms,
-	             udp_timeout);
+	             udp_sess_timeout);
 	loop_tq_init(&w->loop, &w->udp_up_tq, cfg->connect_timeout_ms + cfg->handshake_timeout_ms,
 	             udp_up_timeout);
 	loop_tq_init(&w->loop, &w->ff_tq, CONN_FIRST_FLIGHT_MS, conn_first_flight_timeout);
@@ -334,7 +335,7 @@ static void run(struct worker *w)
 		if (next < wait_ms)
 			wait_ms = next + 1;
 		ret = loop_turn(l, wait_ms);
-		udp_reap(w);
+		udp_sess_reap(w);
 		alog_tick(w, 0);
 		if (ret < 0 && ret != -ETIME && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY) {
 			log_error("worker %d: io_uring wait: %s", w->id, strerror(-ret));

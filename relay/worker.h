@@ -15,7 +15,7 @@
 #include "resolve.h"
 #include "splice.h"
 #include "stats.h"
-#include "udp.h"
+#include "udp_session.h"
 
 struct listener;
 
@@ -45,7 +45,7 @@ struct listener;
 	X(client_gone, "clients that left while their name was being resolved")         \
 	X(bytes_up, "bytes relayed client to target")                                   \
 	X(bytes_down, "bytes relayed target to client")                                 \
-	X(udp_assocs, "UDP associations opened")                                        \
+	X(udp_assocs, "UDP sessions opened")                                            \
 	X(udp_up, "datagrams relayed client to target")                                 \
 	X(udp_down, "datagrams relayed target to client")                               \
 	X(udp_foreign, "datagrams dropped: not from the association's client")          \
@@ -56,10 +56,10 @@ struct listener;
 	X(udp_send_errors, "datagrams dropped: sending failed")                         \
 	X(udp_unresolved, "datagrams dropped: their name did not resolve")              \
 	X(udp_queue_full, "datagrams dropped: too many waiting for names")              \
-	X(udp_timeouts, "UDP associations ended by udp-timeout")                        \
+	X(udp_timeouts, "UDP sessions ended by udp-timeout")                            \
 	X(udp_upstreams, "UDP associations opened with socks5 upstreams")               \
-	X(udp_upstream_failed, "UDP associations ended: their upstream failed")         \
-	X(udp_evicted, "UDP associations ended for a new one: udp-max-sessions")        \
+	X(udp_upstream_failed, "UDP sessions ended: their upstream failed")             \
+	X(udp_evicted, "UDP sessions ended for a new one: udp-max-sessions")            \
 	X(ss_bad_auth, "shadowsocks streams refused: authentication failed")            \
 	X(ss_bad_user, "shadowsocks 2022 streams refused: no such user")                \
 	X(ss_bad_time, "shadowsocks 2022 streams refused: timestamp over 30 s off")     \

@@ -379,10 +379,13 @@ wait_socks() {
 	return 1
 }
 # udp_echo NS HOST PORT: a UDP echo server on HOST:PORT inside NS ("" = here) for the rest of
-# the test; returns 1 if it did not come up.
+# the test; returns 1 if it did not come up. Started without a function in between, so $! is
+# the server itself (ip netns exec execs it): the cleanup must not kill a subshell and leave
+# the server running, holding what scripts/test's caller holds (cpu.lock).
 udp_echo() {
-	local ns=$1 out=$T_TMP/udp-echo.$2.$3
-	in_ns "$ns" python3 -c '
+	local ns=$1 out=$T_TMP/udp-echo.$2.$3 run=()
+	[ -n "$ns" ] && run=(ip netns exec "$ns")
+	"${run[@]}" python3 -c '
 import socket, sys
 s = socket.socket(socket.AF_INET6 if ":" in sys.argv[1] else socket.AF_INET, socket.SOCK_DGRAM)
 s.bind((sys.argv[1], int(sys.argv[2])))

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* Datagrams out in batches: what one receive batch produced leaves with one sendmmsg(2) per socket. */
+/* Datagrams in and out in batches: recvmmsg(2) into the worker's scratch, and what one receive batch produced out with one sendmmsg(2) per socket. */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
-#include "udp.h"
+#include "udp_session.h"
 #include "worker.h"
 
 /*
@@ -63,4 +64,43 @@ void udp_tx_add(struct worker *w, int fd, const void *to, socklen_t to_len, cons
 	                                   .msg_namelen = to_len,
 	                                   .msg_iov = q->iov[i],
 	                                   .msg_iovlen = 2};
+}
+
+uint8_t *udp_scratch(struct worker *w)
+{
+	if (!w->udp_buf)
+		w->udp_buf = malloc((size_t)UDP_BATCH * UDP_SLOT);
+	return w->udp_buf;
+}
+
+void udp_set_buffer(struct worker *w, int fd)
+{
+	int n = (int)w->cfg->udp_buffer;
+
+	if (n)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &n, sizeof(n));
+}
+
+/*
+ * What fd holds, UDP_BATCH datagrams per recvmmsg(2); callers take at most
+ * four batches before they poll again (the other sockets get their turn).
+ */
+int udp_recv_batch(struct worker *w, int fd, struct udp_rx *rx,
+                   uint8_t (*ctl)[CMSG_SPACE(UDP_RX_CTL)])
+{
+	uint8_t *buf = udp_scratch(w);
+
+	if (!buf)
+		return -1;
+	for (int i = 0; i < UDP_BATCH; i++) {
+		rx->iov[i] =
+		        (struct iovec){.iov_base = buf + (size_t)i * UDP_SLOT, .iov_len = UDP_SLOT};
+		rx->mm[i].msg_hdr = (struct msghdr){.msg_name = &rx->src[i],
+		                                    .msg_namelen = sizeof(rx->src[i]),
+		                                    .msg_iov = &rx->iov[i],
+		                                    .msg_iovlen = 1,
+		                                    .msg_control = ctl ? ctl[i] : NULL,
+		                                    .msg_controllen = ctl ? sizeof(ctl[i]) : 0};
+	}
+	return recvmmsg(fd, rx->mm, UDP_BATCH, MSG_DONTWAIT, NULL);
 }
