@@ -57,9 +57,11 @@ else
 	[ "$secs" -lt 1 ] && secs=1
 fi
 proto_src=("$top/proto/proto.c" "$top/proto/socks5.c" "$top/proto/socks5_addr.c" "$top/proto/socks5_udp.c" "$top/proto/http_connect.c" "$top/proto/http_forward.c" "$top/proto/http_client.c" "$top"/lib/{base64,ct,log,sockaddr,stats}.c)
-# The WireGuard targets (fuzz_wg_*) also compile kmod-free/wireguard and tun/netlink.c, and link
+# The WireGuard targets (fuzz_wg_*) also compile kmod-free/wireguard, tun/netlink.c and lib/'s
+# ChaCha core (HChaCha20, the block function's rounds), and link
 # the bundled wolfSSL (scripts/build-wolfssl, cached) or else the system one, and libmnl.
-wg_src=("$top"/kmod-free/wireguard/{allowedips,chacha,cookie,counter,crypto,index,noise,peer,ratelimiter,receive,rx_split,timers,wgconf,uapi,uapi_server}.c "$top/tun/netlink.c")
+wg_src=("$top"/kmod-free/wireguard/{allowedips,chacha,cookie,counter,crypto,index,noise,peer,ratelimiter,receive,rx_split,timers,wgconf,uapi,uapi_server}.c "$top/tun/netlink.c"
+	"$top/lib/chacha_core.c")
 if wolf_prefix=$("$top/scripts/build-wolfssl" --quiet 2>/dev/null) && [ -n "$wolf_prefix" ]; then
 	wolf_flags=(-I"$wolf_prefix/include" "$wolf_prefix/lib/libwolfssl.a" -lm -lpthread)
 else
