@@ -533,7 +533,7 @@ int main(int argc, char **argv)
 	srv.guard = auth_guard_new(cfg->max_auth_failures);
 	srv.per_source = malloc(sizeof(*srv.per_source));
 	srv.accts = user_accts_new(cfg);
-	if (!srv.guard || !srv.per_source || !srv.accts ||
+	if (!srv.guard || !srv.per_source || !srv.accts || server_ss_init(&srv, cfg) < 0 ||
 	    source_limit_init(srv.per_source, cfg->max_per_source, cfg->max_connections) < 0 ||
 	    resolver_global_init() < 0) {
 		log_error("cannot start: out of memory, or no randomness for the tables' keys");
@@ -582,6 +582,7 @@ int main(int argc, char **argv)
 	source_limit_destroy(srv.per_source);
 	free(srv.per_source);
 	user_accts_free(srv.accts);
+	server_ss_free(&srv);
 	snapshot_unref(srv.snap);
 	return rc;
 }

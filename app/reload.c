@@ -478,6 +478,11 @@ int reload_run(struct reload *rl, struct server *srv, struct wg_hosted *wg,
 	cfg = read_and_check(rl, run, pd);
 	if (!cfg || !(snap = build_snapshot(cfg, srv->n_workers, gen)))
 		goto fail;
+	/* The salt filters a new Shadowsocks inbound needs, before any worker sees it. */
+	if (server_ss_init(srv, snap->cfg) < 0) {
+		log_error("SIGHUP: out of memory for the Shadowsocks salt filters");
+		goto fail;
+	}
 	/* 4. Sockets for new and moved listeners, a new metrics listener, a new access log. */
 	ret = prepare_sockets(&pr, run, snap->cfg, srv->n_workers, gen);
 	if (ret < 0)

@@ -12,6 +12,7 @@
 
 #include "config_internal.h"
 #include "config_value.h"
+#include "shadowsocks.h"
 
 /*
  * Debian's inih (the one we build against) exposes its compile-time limits as
@@ -634,6 +635,11 @@ void config_free(struct config *c)
 		struct inbound *in = &c->inbounds[i];
 		users_free(&in->inline_users);
 		free(in->users_file);
+		ss_key_free(in->ss);
+		if (in->ss_password) {
+			explicit_bzero(in->ss_password, strlen(in->ss_password));
+			free(in->ss_password);
+		}
 		free(in->target_host);
 		free(in->allow);
 		free(in->tun.routes);
@@ -645,6 +651,7 @@ void config_free(struct config *c)
 		struct outbound *o = &c->outbounds[i];
 		free(o->server_host);
 		free(o->username);
+		ss_key_free(o->ss);
 		if (o->password) {
 			explicit_bzero(o->password, strlen(o->password));
 			free(o->password);

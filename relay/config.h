@@ -37,8 +37,17 @@ enum inbound_type {
 	INBOUND_REDIRECT, /* nftables REDIRECT/DNAT: the target is SO_ORIGINAL_DST */
 	INBOUND_TPROXY,   /* nftables TPROXY: the target is the accepted socket's own address */
 	INBOUND_TUN, /* a TUN device: every app's TCP through it (tun2socks; relay/tun_dev.c) */
+	INBOUND_SHADOWSOCKS,
 };
-enum outbound_type { OUTBOUND_DIRECT = 1, OUTBOUND_SOCKS5, OUTBOUND_BLOCK, OUTBOUND_HTTP };
+enum outbound_type {
+	OUTBOUND_DIRECT = 1,
+	OUTBOUND_SOCKS5,
+	OUTBOUND_BLOCK,
+	OUTBOUND_HTTP,
+	OUTBOUND_SHADOWSOCKS,
+};
+
+struct ss_key;
 
 /* An address prefix: family AF_INET or AF_INET6, the first `prefix` bits of addr. */
 struct cidr {
@@ -96,7 +105,11 @@ struct inbound {
 	bool keepalive_set;
 	unsigned keepalive_ms, user_timeout_ms;
 	struct inbound_tun tun; /* type = tun */
-	int line;               /* where the section starts, for messages */
+	/* shadowsocks: method and key (from password); the password itself is not kept */
+	struct ss_key *ss;
+	int ss_method;     /* enum ss_method, while the section is read */
+	char *ss_password; /* while the section is read, then wiped */
+	int line;          /* where the section starts, for messages */
 };
 
 enum outbound_udp {
@@ -124,6 +137,9 @@ struct outbound {
 	/* TCP options of its connections: keepalive (keepalive_set: else [main]'s), TCP_USER_TIMEOUT */
 	bool keepalive_set;
 	unsigned keepalive_ms, user_timeout_ms;
+	/* shadowsocks: method and key (from password, then wiped) */
+	struct ss_key *ss;
+	int ss_method; /* enum ss_method, while the section is read */
 	int line;
 };
 

@@ -10,6 +10,7 @@
 
 #include "config_internal.h"
 #include "config_value.h"
+#include "shadowsocks.h"
 #include "sockaddr.h"
 
 static void add_ref(struct parser *p, enum ref_kind kind, size_t idx, const char *name)
@@ -36,25 +37,27 @@ static void add_ref(struct parser *p, enum ref_kind kind, size_t idx, const char
 /* --- [inbound NAME] --- */
 
 static const char *const inbound_types[] = {
-        [INBOUND_SOCKS5] = "socks5", [INBOUND_HTTP] = "http",         [INBOUND_FORWARD] = "forward",
-        [INBOUND_MIXED] = "mixed",   [INBOUND_REDIRECT] = "redirect", [INBOUND_TPROXY] = "tproxy",
-        [INBOUND_TUN] = "tun"};
+        [INBOUND_SOCKS5] = "socks5",          [INBOUND_HTTP] = "http",
+        [INBOUND_FORWARD] = "forward",        [INBOUND_MIXED] = "mixed",
+        [INBOUND_REDIRECT] = "redirect",      [INBOUND_TPROXY] = "tproxy",
+        [INBOUND_TUN] = "tun",                [INBOUND_SHADOWSOCKS] = "shadowsocks"};
 static const char *const outbound_types[] = {[OUTBOUND_DIRECT] = "direct",
                                              [OUTBOUND_SOCKS5] = "socks5",
                                              [OUTBOUND_BLOCK] = "block",
-                                             [OUTBOUND_HTTP] = "http"};
+                                             [OUTBOUND_HTTP] = "http",
+                                             [OUTBOUND_SHADOWSOCKS] = "shadowsocks"};
 
 static void set_in_type(struct parser *p, const char *v)
 {
 	char q[QUOTE_BYTES];
 
-	for (int t = INBOUND_SOCKS5; t <= INBOUND_TUN; t++) {
+	for (int t = INBOUND_SOCKS5; t <= INBOUND_SHADOWSOCKS; t++) {
 		if (strcmp(v, inbound_types[t]) == 0) {
 			cur_in(p)->type = (enum inbound_type)t;
 			return;
 		}
 	}
-	kerr(p, "\"%s\" is not one of socks5, http, mixed, forward, redirect, tproxy, tun",
+	kerr(p, "\"%s\" is not one of socks5, http, mixed, forward, redirect, tproxy, tun, shadowsocks",
 	     config_quote(q, v));
 }
 
@@ -256,13 +259,43 @@ static void set_in_user_timeout(struct parser *p, const char *v)
 	config_get_duration(p, v, 0, DAY_MS, "0..24h", &cur_in(p)->user_timeout_ms);
 }
 
+/* method = NAME: a Shadowsocks cipher (ss_method_names). */
+static int get_method(struct parser *p, const char *v)
+{
+	char q[QUOTE_BYTES];
+	enum ss_method m = ss_method_by_name(v);
+
+	if (!m)
+		kerr(p, "\"%s\" is not one of %s", config_quote(q, v), ss_method_names);
+	return (int)m;
+}
+
+static void set_in_method(struct parser *p, const char *v)
+{
+	cur_in(p)->ss_method = get_method(p, v);
+}
+
+/* Never echoed: a bad value may still be most of a real password. */
+static void set_in_password(struct parser *p, const char *v)
+{
+	struct inbound *in = cur_in(p);
+
+	if (!*v)
+		kerr(p, "is empty");
+	else if (!(in->ss_password = strdup(v)))
+		kerr(p, "out of memory");
+}
+
 enum {
-	AUTH_INBOUNDS = 1u << INBOUND_SOCKS5 | 1u << INBOUND_HTTP | 1u << INBOUND_MIXED,
+	SS_IN = 1u << INBOUND_SHADOWSOCKS,
+	AUTH_INBOUNDS = 1u << INBOUND_SOCKS5 | 1u << INBOUND_HTTP | 1u << INBOUND_MIXED | SS_IN,
 	SOCKS5_ONLY = 1u << INBOUND_SOCKS5 | 1u << INBOUND_MIXED, /* the keys of its SOCKS5 side */
 	UDP_INBOUNDS = SOCKS5_ONLY | 1u << INBOUND_TPROXY | 1u << INBOUND_TUN,
 	FORWARD_ONLY = 1u << INBOUND_FORWARD,
 	DIRECT_ONLY = 1u << OUTBOUND_DIRECT,
-	PROXY_OUTBOUNDS = 1u << OUTBOUND_SOCKS5 | 1u << OUTBOUND_HTTP,
+	SOCKS_HTTP_OUT = 1u << OUTBOUND_SOCKS5 | 1u << OUTBOUND_HTTP,
+	SS_OUT = 1u << OUTBOUND_SHADOWSOCKS,
+	PROXY_OUTBOUNDS = SOCKS_HTTP_OUT | SS_OUT, /* a server to connect to */
 	SOCKS5_OUT = 1u << OUTBOUND_SOCKS5,
 	CONNECTING_OUTBOUNDS = 1u << OUTBOUND_DIRECT | PROXY_OUTBOUNDS, /* not block */
 	TUN_ONLY = 1u << INBOUND_TUN,
@@ -270,7 +303,18 @@ enum {
 };
 
 /* Order matters: config_close_inbound() names keys by index (IN_*). */
-enum { IN_TYPE, IN_LISTEN, IN_USER, IN_USERS, IN_TARGET, IN_OUTBOUND, IN_ALLOW, IN_UDP };
+enum {
+	IN_TYPE,
+	IN_LISTEN,
+	IN_USER,
+	IN_USERS,
+	IN_TARGET,
+	IN_OUTBOUND,
+	IN_ALLOW,
+	IN_UDP,
+	IN_METHOD,
+	IN_PASSWORD
+};
 const struct key config_inbound_keys[] = {
         [IN_TYPE] = {"type", set_in_type, false, 0},
         [IN_LISTEN] = {"listen", set_listen, false, LISTENING},
@@ -280,6 +324,8 @@ const struct key config_inbound_keys[] = {
         [IN_OUTBOUND] = {"outbound", set_in_outbound, false, 0},
         [IN_ALLOW] = {"allow", set_allow, true, LISTENING},
         [IN_UDP] = {"udp", set_udp, false, UDP_INBOUNDS},
+        [IN_METHOD] = {"method", set_in_method, false, SS_IN},
+        [IN_PASSWORD] = {"password", set_in_password, false, SS_IN},
         {"udp-advertise", set_udp_advertise, false, SOCKS5_ONLY},
         {"udp-ports", set_udp_ports, false, SOCKS5_ONLY},
         {"keepalive", set_in_keepalive, false, 0},
@@ -311,13 +357,14 @@ static void set_out_type(struct parser *p, const char *v)
 {
 	char q[QUOTE_BYTES];
 
-	for (int t = OUTBOUND_DIRECT; t <= OUTBOUND_HTTP; t++) {
+	for (int t = OUTBOUND_DIRECT; t <= OUTBOUND_SHADOWSOCKS; t++) {
 		if (strcmp(v, outbound_types[t]) == 0) {
 			cur_out(p)->type = (enum outbound_type)t;
 			return;
 		}
 	}
-	kerr(p, "\"%s\" is not one of direct, socks5, http, block", config_quote(q, v));
+	kerr(p, "\"%s\" is not one of direct, socks5, http, shadowsocks, block",
+	     config_quote(q, v));
 }
 
 static void set_bind_address(struct parser *p, const char *v)
@@ -450,6 +497,11 @@ static void set_out_udp(struct parser *p, const char *v)
 	kerr(p, "\"%s\" is not one of udp, tcp, off", config_quote(q, v));
 }
 
+static void set_out_method(struct parser *p, const char *v)
+{
+	cur_out(p)->ss_method = get_method(p, v);
+}
+
 enum {
 	OUT_TYPE,
 	OUT_BIND_ADDRESS,
@@ -458,7 +510,8 @@ enum {
 	OUT_DENY_PRIVATE,
 	OUT_SERVER,
 	OUT_USERNAME,
-	OUT_PASSWORD
+	OUT_PASSWORD,
+	OUT_METHOD
 };
 const struct key config_outbound_keys[] = {
         [OUT_TYPE] = {"type", set_out_type, false, 0},
@@ -467,8 +520,9 @@ const struct key config_outbound_keys[] = {
         [OUT_FWMARK] = {"fwmark", set_fwmark, false, CONNECTING_OUTBOUNDS},
         [OUT_DENY_PRIVATE] = {"deny-private", set_deny_private, false, DIRECT_ONLY},
         [OUT_SERVER] = {"server", set_server, false, PROXY_OUTBOUNDS},
-        [OUT_USERNAME] = {"username", set_username, false, PROXY_OUTBOUNDS},
+        [OUT_USERNAME] = {"username", set_username, false, SOCKS_HTTP_OUT},
         [OUT_PASSWORD] = {"password", set_password, false, PROXY_OUTBOUNDS},
+        [OUT_METHOD] = {"method", set_out_method, false, SS_OUT},
         {"udp", set_out_udp, false, SOCKS5_OUT},
         {"bind-address-v4", set_bind_address4, false, CONNECTING_OUTBOUNDS},
         {"bind-address-v6", set_bind_address6, false, CONNECTING_OUTBOUNDS},
@@ -717,6 +771,64 @@ static void check_forward_loops(struct parser *p)
 	}
 }
 
+/*
+ * A shadowsocks section's key from method and password (which is wiped):
+ * an inbound takes one key, an outbound a 2022 identity key list.
+ */
+static struct ss_key *ss_key_build(struct parser *p, int method, char **password, int pw_line,
+                                   bool list)
+{
+	struct ss_key *k = calloc(1, sizeof(*k));
+	const char *why;
+
+	if (!k) {
+		config_err(p, pw_line, "password", "out of memory");
+		return NULL;
+	}
+	why = ss_key_init(k, (enum ss_method)method, *password, list);
+	explicit_bzero(*password, strlen(*password));
+	free(*password);
+	*password = NULL;
+	if (why) {
+		config_err(p, pw_line, "password", "%s", why);
+		ss_key_free(k);
+		return NULL;
+	}
+	return k;
+}
+
+/* [inbound NAME] type = shadowsocks: method, password, and users only with a 2022 AES method. */
+static void close_ss_inbound(struct parser *p, struct inbound *in)
+{
+	const struct ss_method_info *mi = ss_method_info((enum ss_method)in->ss_method);
+	bool users = in->users_file || in->inline_users.n;
+
+	require(p, IN_METHOD);
+	require(p, IN_PASSWORD);
+	if (in->ss_password && mi)
+		in->ss = ss_key_build(p, in->ss_method, &in->ss_password, p->key_line[IN_PASSWORD],
+		                      false);
+	if (!users || !mi)
+		return;
+	if (!mi->v2022 || mi->alg == AEAD_CHACHA20_POLY1305) {
+		config_err(
+		        p, p->key_line[in->users_file ? IN_USERS : IN_USER],
+		        in->users_file ? "users" : "user",
+		        "needs 2022-blake3-aes-128-gcm or 2022-blake3-aes-256-gcm: users are told "
+		        "apart by identity headers (SIP023), which only those methods have");
+		return;
+	}
+	for (size_t i = 0; i < in->inline_users.n; i++) {
+		uint8_t k[SS_SALT_MAX];
+
+		if (ss_psk_decode(k, mi->key_len, in->inline_users.v[i].pass) < 0)
+			config_err(p, p->key_line[IN_USER], "user",
+			           "user \"%s\": the password is not base64 of a %u-byte key",
+			           in->inline_users.v[i].name, mi->key_len);
+		explicit_bzero(k, sizeof(k));
+	}
+}
+
 void config_close_inbound(struct parser *p)
 {
 	struct inbound *in = cur_in(p);
@@ -735,6 +847,8 @@ void config_close_inbound(struct parser *p)
 		check_key_types(p, in->type, inbound_types[in->type]);
 	if (in->type == INBOUND_FORWARD)
 		require(p, IN_TARGET);
+	if (in->type == INBOUND_SHADOWSOCKS)
+		close_ss_inbound(p, in);
 	for (size_t i = 0; i < p->idx; i++) {
 		if (same_sockaddr(&p->c->inbounds[i], in))
 			config_err(p, p->key_line[IN_LISTEN], "listen",
@@ -781,6 +895,15 @@ void config_close_outbound(struct parser *p)
 	require(p, OUT_TYPE);
 	if (o->type)
 		check_key_types(p, o->type, outbound_types[o->type]);
+	if (o->type == OUTBOUND_SHADOWSOCKS) {
+		require(p, OUT_SERVER);
+		require(p, OUT_METHOD);
+		require(p, OUT_PASSWORD);
+		if (o->password && o->ss_method)
+			o->ss = ss_key_build(p, o->ss_method, &o->password,
+			                     p->key_line[OUT_PASSWORD], true);
+		return;
+	}
 	if (o->type != OUTBOUND_SOCKS5 && o->type != OUTBOUND_HTTP)
 		return;
 	require(p, OUT_SERVER);

@@ -10,6 +10,7 @@
 #include <linux/sockios.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "conn_internal.h"
@@ -108,6 +109,87 @@ static void hs_free(struct conn *c)
 	c->hs = NULL;
 }
 
+/* What an inbound may need beyond its bytes (inbound.h), valid for this turn. */
+static void hs_env(struct conn *c, struct inbound_env *env)
+{
+	struct worker *w = conn_worker(c);
+
+	env->users = c->snap->users[c->inbound];
+	env->replay = server_ss_replay(w->srv, conn_inbound(c));
+	env->stats = &w->stats;
+	env->unix_s = (uint64_t)time(NULL);
+	env->mono_s = w->loop.now_ms / 1000;
+}
+
+static size_t hs_state_size(const struct inbound_ops *ops)
+{
+	return (ops->state_size + sizeof(max_align_t) - 1) / sizeof(max_align_t) *
+	       sizeof(max_align_t);
+}
+
+/*
+ * The parser needs `want` bytes at the front of the buffer (an authentic
+ * first chunk longer than the buffer): a bigger one, state and bytes moved
+ * along, the old one wiped. 0, or -errno (more than the inbound allows).
+ */
+static int hs_grow(struct conn *c, size_t want)
+{
+	struct conn_hs *hs = c->hs, *big;
+	size_t st = hs_state_size(hs->in);
+
+	if (want <= hs->cap)
+		return 0;
+	if (want > hs->in->buf_max)
+		return -EMSGSIZE;
+	big = malloc(sizeof(*big) + st + want);
+	if (!big)
+		return -ENOMEM;
+	memcpy(big, hs, sizeof(*hs) + st + hs->len);
+	big->in_st = big->mem;
+	big->buf = (uint8_t *)big->mem + st;
+	big->cap = want;
+	big->target = NULL; /* set once a request is parsed; none is yet */
+	explicit_bzero(hs, sizeof(*hs) + st + hs->cap);
+	free(hs);
+	c->hs = big;
+	return 0;
+}
+
+/*
+ * Read and drop what the client sent (MSG_TRUNC: TCP discards it without a
+ * copy). False when the client closed or reset. Bounded per call; the poll
+ * fires again for more.
+ */
+static bool drain_input(int fd)
+{
+	for (int i = 0; i < 64; i++) {
+		ssize_t n = recv(fd, NULL, 1 << 20, MSG_DONTWAIT | MSG_TRUNC);
+
+		if (n > 0)
+			continue;
+		return n < 0 && (errno == EAGAIN || errno == EINTR);
+	}
+	return true;
+}
+
+/*
+ * A probe-resistant inbound refused the handshake: say nothing, keep
+ * reading and dropping, and close (a FIN: nothing is left unread) when the
+ * handshake deadline armed at accept comes, or at once if the client closes
+ * first. When it fails and how much it read tell a prober nothing.
+ */
+static void hs_drain(struct conn *c)
+{
+	conn_worker(c)->stats.ss_drained++;
+	hs_free(c);
+	c->state = CONN_DRAIN;
+	if (!drain_input(c->leg[LEG_IN].fd)) {
+		conn_close(c, false);
+		return;
+	}
+	conn_arm_poll(c, OPS_HS, OP_HS_POLL, c->leg[LEG_IN].fd, POLLIN);
+}
+
 /*
  * Tear down after a failed handshake: the reply (if any) was sent. Unread
  * input makes close(2) send a RST that can destroy the reply in flight, so
@@ -169,6 +251,91 @@ static void start_forward(struct conn *c, const struct http_fwd_req *req)
 	conn_fwd_ready(c);
 }
 
+/*
+ * Both legs are up and one of them transforms (Shadowsocks): each leg gets
+ * its transform, the bytes the handshakes took are seeded into the
+ * directions they belong to (the client's: plaintext the inbound already
+ * opened, then wire bytes still to open; the upstream's: plaintext), and
+ * the pumps take over. An absolute-form HTTP request through a transforming
+ * outbound is sent rewritten (origin-form, "Connection: close") as the
+ * first payload of a tunnel: conn_forward.c writes plain legs only.
+ */
+static void start_relay_xform(struct conn *c, const struct sockaddr *bound,
+                              const struct http_fwd_req *fwd)
+{
+	struct worker *w = conn_worker(c);
+	struct conn_hs *hs = c->hs;
+	struct inbound_env env;
+	size_t len = 0, tx_len = 0, plain = hs->in->early ? hs->in->early(hs->in_st) : hs->len;
+	const uint8_t *reply = NULL;
+	uint8_t *head = NULL;
+	bool seed0 = hs->len > 0, seed1 = hs->up_len > 0;
+	int ret = -ENOMEM;
+
+	hs_env(c, &env);
+	if (hs->in->xform && !(c->leg[LEG_IN].x = hs->in->xform(hs->in_st, &env)))
+		goto reset;
+	if (hs->out->xform && !(c->leg[LEG_OUT].x = hs->out->xform(hs->out_st)))
+		goto reset;
+	if (plain > hs->len)
+		plain = hs->len; /* an inbound bug must not become a memory bug */
+	if (fwd) {
+		static const struct http_fwd_via origin = {.proxy = false};
+		size_t cap = fwd->head_len + HTTP_FWD_EXTRA + hs->len - fwd->head_len, n;
+
+		head = malloc(cap);
+		n = head ? http_fwd_rewrite(fwd, hs->buf, &origin, head, cap) : 0;
+		if (!n)
+			goto reset;
+		memcpy(head + n, hs->buf + fwd->head_len, hs->len - fwd->head_len);
+		ret = xform_seed(&w->xbufs, &c->dir[0], head, n + hs->len - fwd->head_len, NULL, 0);
+		seed0 = true;
+	} else {
+		ret = xform_seed(&w->xbufs, &c->dir[0], hs->buf, plain, hs->buf + plain,
+		                 hs->len - plain);
+		reply = hs->in->reply(hs->in_st, CONNECT_OK, bound, &len);
+	}
+	if (ret < 0 ||
+	    (ret = xform_seed(&w->xbufs, &c->dir[1], hs->up_buf, hs->up_len, NULL, 0)) < 0)
+		goto reset;
+	if (len && !seed1 && ring_reply_ok(c, len)) {
+		tx_len = len;
+		memcpy(c->tx, reply, len); /* hs is freed below */
+	} else if (len && (ret = send_all(c->leg[LEG_IN].fd, reply, len)) < 0) {
+		goto reset;
+	}
+	free(head);
+	hs_free(c);
+	c->state = CONN_RELAY;
+	c->spliced = false;
+	/* A request header the server is owed waits a moment for payload to go with it. */
+	if (!seed0 && c->leg[LEG_OUT].x && c->leg[LEG_OUT].x->ops->seal_owes(c->leg[LEG_OUT].x))
+		loop_timer_arm(&w->loop, &w->ff_tq, &c->timer);
+	else
+		loop_timer_arm(&w->loop, &w->idle_tq, &c->timer);
+	if (tx_len)
+		queue_reply(c, tx_len, OPS_DIR1, OP_DIR1_POLL, c->leg[LEG_OUT].fd, POLLIN);
+	else if (seed1)
+		conn_relay_ready(c, 1);
+	else
+		conn_arm_poll(c, OPS_DIR1, OP_DIR1_POLL, c->leg[LEG_OUT].fd, POLLIN);
+	if (c->obj.closed)
+		return; /* direction 1 failed at once */
+	if (seed0)
+		conn_relay_ready(c, 0);
+	else
+		conn_arm_poll(c, OPS_DIR0, OP_DIR0_POLL, c->leg[LEG_IN].fd, POLLIN);
+	return;
+reset:
+	if (head) {
+		explicit_bzero(head, fwd->head_len + HTTP_FWD_EXTRA + hs->len - fwd->head_len);
+		free(head);
+	}
+	log_debug_rl("relay not started: %s", strerror(-ret));
+	w->stats.resets++;
+	conn_close(c, true);
+}
+
 /* Both legs are up: reply, flush early bytes, hand over to the pumps. */
 static void start_relay(struct conn *c, const struct sockaddr *bound)
 {
@@ -178,6 +345,10 @@ static void start_relay(struct conn *c, const struct sockaddr *bound)
 	const struct http_fwd_req *fwd = hs->in->http_fwd ? hs->in->http_fwd(hs->in_st) : NULL;
 	const uint8_t *reply;
 
+	if (hs->in->xform || hs->out->xform) {
+		start_relay_xform(c, bound, fwd);
+		return;
+	}
 	if (fwd) {
 		start_forward(c, fwd);
 		return;
@@ -366,8 +537,16 @@ static void hs_feed(struct conn *c)
 
 	for (;;) {
 		size_t used = 0, reply_len;
-		enum proto_res res = hs->in->feed(hs->in_st, hs->buf, hs->len, &used);
+		enum proto_res res;
 		const uint8_t *reply;
+
+		if (hs->in->bind) {
+			struct inbound_env env;
+
+			hs_env(c, &env);
+			hs->in->bind(hs->in_st, &env);
+		}
+		res = hs->in->feed(hs->in_st, hs->buf, hs->len, &used);
 
 		if (res == PROTO_AUTH)
 			res = hs->in->auth_result(hs->in_st, check_user(c));
@@ -381,6 +560,12 @@ static void hs_feed(struct conn *c)
 
 		switch (res) {
 		case PROTO_NEED_MORE:
+			if (hs->in->want && hs_grow(c, hs->in->want(hs->in_st)) < 0) {
+				w->stats.hs_bad++;
+				conn_close(c, false);
+				return;
+			}
+			hs = c->hs;
 			if (hs->len >= hs->cap) {
 				/* Unreachable with correct parsers: each bounds its own input. */
 				w->stats.hs_bad++;
@@ -408,6 +593,10 @@ static void hs_feed(struct conn *c)
 			w->stats.hs_bad++;
 			c->irow->hs_failed[HS_BAD]++;
 			alog_result(c, "bad-request");
+			if (hs->in->probe_resistant) {
+				hs_drain(c);
+				return;
+			}
 			log_debug_rl("inbound %s: handshake rejected", conn_inbound(c)->name);
 			if (reply_len)
 				send_all(c->leg[LEG_IN].fd, reply, reply_len);
@@ -573,6 +762,10 @@ static void complete(struct loop *l, struct loop_obj *o, unsigned op,
 			hs_readable(c);
 		else if (c->state == CONN_OUT_HANDSHAKE)
 			out_readable(c);
+		else if (c->state == CONN_DRAIN && !drain_input(c->leg[LEG_IN].fd))
+			conn_close(c, false); /* the client closed: so do we */
+		else if (c->state == CONN_DRAIN)
+			conn_arm_poll(c, OPS_HS, OP_HS_POLL, c->leg[LEG_IN].fd, POLLIN);
 		return;
 	case OP_WATCH:
 		conn_watch_fired(c);
@@ -601,8 +794,7 @@ static int hs_new(struct conn *c)
 {
 	struct worker *w = conn_worker(c);
 	const struct inbound_ops *ops = inbound_ops(conn_inbound(c)->type);
-	size_t st = (ops->state_size + sizeof(max_align_t) - 1) / sizeof(max_align_t) *
-	            sizeof(max_align_t);
+	size_t st = hs_state_size(ops);
 	/* The buffers need no clearing; the states start zeroed. */
 	struct conn_hs *hs = malloc(sizeof(*hs) + st + ops->buf_size);
 
@@ -739,13 +931,41 @@ void conn_hs_timeout(struct loop *l, struct loop_timer *t)
 	struct conn *c = list_entry(t, struct conn, timer);
 
 	(void)l;
+	if (c->state == CONN_DRAIN) {
+		/* The deadline of a refused probe-resistant handshake: a FIN, nothing left unread. */
+		drain_input(c->leg[LEG_IN].fd);
+		conn_close(c, false);
+		return;
+	}
 	conn_worker(c)->stats.hs_timeouts++;
 	c->irow->hs_failed[HS_TIMEOUT]++;
 	alog_result(c, "handshake-timeout");
 	if (c->state == CONN_OUT_HANDSHAKE)
 		out_hs_fail(c, OUT_HS_TIMEOUT, CONNECT_TIMEOUT);
-	else
+	else if (c->state == CONN_HANDSHAKE && c->hs && c->hs->in->probe_resistant) {
+		/* Incomplete or refused: the same close, at the same time. */
+		drain_input(c->leg[LEG_IN].fd);
 		conn_close(c, false);
+	} else
+		conn_close(c, false);
+}
+
+void conn_first_flight_timeout(struct loop *l, struct loop_timer *t)
+{
+	struct conn *c = list_entry(t, struct conn, timer);
+	struct worker *w = conn_worker(c);
+	struct xform *x = c->leg[LEG_OUT].x;
+
+	loop_timer_arm(l, &w->idle_tq, &c->timer);
+	if (c->state != CONN_RELAY || c->dir[0].done || !x || !x->ops->seal_owes(x))
+		return;
+	/*
+	 * No payload came: the header goes alone. The pump does it; its poll on
+	 * the client is cancelled so that it runs now (its completion calls it).
+	 */
+	c->dir[0].flush = true;
+	if (c->ops[OPS_DIR0])
+		loop_cancel(&w->loop, c->ops[OPS_DIR0]);
 }
 
 void conn_idle_timeout(struct loop *l, struct loop_timer *t)
@@ -807,8 +1027,17 @@ static void release(struct loop *l, struct loop_obj *o)
 		close(c->leg[leg].fd);
 	}
 	conn_connect_release(c);
-	splice_dir_release(&w->pipes, &w->bufs, &c->dir[0]);
-	splice_dir_release(&w->pipes, &w->bufs, &c->dir[1]);
+	conn_dir_release(c, 0);
+	conn_dir_release(c, 1);
+	for (int leg = 0; leg < 2; leg++) {
+		struct xform *x = c->leg[leg].x;
+
+		if (x) {
+			x->ops->destroy(x); /* the keys are wiped */
+			free(x);
+			c->leg[leg].x = NULL;
+		}
+	}
 	hs_free(c);
 	conn_fwd_free(c);
 	if (c->user_open)

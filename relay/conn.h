@@ -24,6 +24,7 @@ enum conn_state {
 	CONN_CONNECTING,    /* outbound connect in flight */
 	CONN_OUT_HANDSHAKE, /* the outbound's handshake on the outbound leg (an upstream proxy) */
 	CONN_RELAY,         /* both legs open, a pump running in each direction */
+	CONN_DRAIN, /* a refused probe-resistant handshake: read and dropped until its deadline */
 };
 
 enum conn_leg { LEG_IN = 0, LEG_OUT = 1 };
@@ -49,6 +50,14 @@ enum { CONN_LINGER_MS = 2000, CONN_FLUSH_MS = 20 };
  * before the next one starts (RFC 8305 §5 recommends 250 ms).
  */
 enum { CONN_ATTEMPTS = 4, CONN_STAGGER_MS = 250 };
+
+/*
+ * A request header an outbound owes its server (Shadowsocks) waits this long
+ * for the client's first payload, so both go in one write as ss-local sends
+ * them; then it goes alone (a server-first protocol: the target speaks first).
+ * v2ray's outbounds wait 100 ms for a first payload too.
+ */
+enum { CONN_FIRST_FLIGHT_MS = 100 };
 
 struct conn {
 	struct loop_obj obj; /* first: the loop hands it back */
@@ -91,6 +100,7 @@ void conn_idle_timeout(struct loop *l, struct loop_timer *t);
 void conn_linger_timeout(struct loop *l, struct loop_timer *t); /* linger and flush queues */
 void conn_resolve_timeout(struct loop *l, struct loop_timer *t);
 void conn_stagger_timeout(struct loop *l, struct loop_timer *t);
+void conn_first_flight_timeout(struct loop *l, struct loop_timer *t);
 /* Close both legs (rst: abortive), cancel in-flight ops; freed once they are done. */
 void conn_close(struct conn *c, bool rst);
 

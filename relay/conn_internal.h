@@ -111,5 +111,7 @@ void conn_restart(struct conn *c, const uint8_t *left, size_t n);
 /* conn_relay.c: both legs up, the pumps. */
 void conn_relay_ready(struct conn *c, int d);
 void conn_relay_end_after_error(struct conn *c);
+/* What a relay direction holds (pipe, buffers), given back. */
+void conn_dir_release(struct conn *c, int d);
 
 #endif

@@ -6,9 +6,18 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include "conn_internal.h"
 #include "log.h"
+
+void conn_dir_release(struct conn *c, int d)
+{
+	struct worker *w = conn_worker(c);
+
+	splice_dir_release(&w->pipes, &w->bufs, &c->dir[d]);
+	xform_dir_release(&w->xbufs, &c->dir[d]);
+}
 
 /* Bytes our kernel still holds for the peer of fd (unsent, or sent and not acknowledged). */
 static bool unacked(int fd)
@@ -64,7 +73,7 @@ static void relay_failed(struct conn *c, int d, int err)
 		loop_timer_arm(&w->loop, &w->linger_tq, &c->timer);
 	}
 	if (dir->wr_err) {
-		splice_dir_release(&w->pipes, &w->bufs, dir);
+		conn_dir_release(c, d);
 		dir->done = true;
 	} else {
 		/* The other direction writes to the peer that reset: it can deliver nothing. */
@@ -73,7 +82,7 @@ static void relay_failed(struct conn *c, int d, int err)
 			if (c->ops[!d])
 				loop_cancel(&w->loop, c->ops[!d]);
 			c->ops[!d] = 0;
-			splice_dir_release(&w->pipes, &w->bufs, other);
+			conn_dir_release(c, !d);
 			other->done = true;
 		}
 		dir->eof = true;
@@ -100,8 +109,17 @@ void conn_relay_ready(struct conn *c, int d)
 
 	if (dir->done)
 		return; /* a poll that completed as relay_failed() cancelled it */
-	next = c->spliced ? splice_pump(&w->pipes, &w->bufs, dir, src, dst, last, &err)
-	                  : buf_pump(&w->bufs, dir, src, dst, last, PUMP_BUDGET, &err);
+	if (c->leg[d].x || c->leg[!d].x) {
+		/* A leg transforms: src's opens what it reads, dst's seals what it gets. */
+		struct xform_ctx ctx = {.unix_s = (uint64_t)time(NULL)};
+
+		next = xform_pump(&w->xbufs, dir, src, dst, c->leg[d].x, c->leg[!d].x, last,
+		                  PUMP_BUDGET, &ctx, &err);
+	} else if (c->spliced) {
+		next = splice_pump(&w->pipes, &w->bufs, dir, src, dst, last, &err);
+	} else {
+		next = buf_pump(&w->bufs, dir, src, dst, last, PUMP_BUDGET, &err);
+	}
 
 	conn_count(c, d, dir->bytes - before, dir->copied - copied);
 	if (dir->bytes != before && !c->rst)

@@ -17,7 +17,7 @@ static enum proto_res fwd_start(void *st, const struct inbound *in, int fd)
 }
 
 /* The ops of every inbound without a handshake (forward, redirect, tproxy). */
-enum proto_res inbound_nohs_feed(void *st, const uint8_t *buf, size_t len, size_t *used)
+enum proto_res inbound_nohs_feed(void *st, uint8_t *buf, size_t len, size_t *used)
 {
 	(void)st, (void)buf, (void)len;
 	*used = 0;
@@ -59,6 +59,7 @@ static const struct inbound_ops *const table[] = {
         [INBOUND_FORWARD] = &inbound_forward_ops,   [INBOUND_MIXED] = &inbound_mixed_ops,
         [INBOUND_REDIRECT] = &inbound_redirect_ops, [INBOUND_TPROXY] = &inbound_tproxy_ops,
         [INBOUND_TUN] = &inbound_tun_ops,
+        [INBOUND_SHADOWSOCKS] = &inbound_ss_ops,
 };
 
 const struct inbound_ops *inbound_ops(enum inbound_type type)

@@ -21,6 +21,23 @@
  */
 enum inbound_udp { INBOUND_UDP_NONE = 0, INBOUND_UDP_ASSOCIATE, INBOUND_UDP_IN_TCP };
 
+struct replay;
+struct worker_stats;
+struct xform;
+
+/*
+ * What an inbound may need from the process beyond its own bytes, handed
+ * to bind() before each feed and to xform(): valid during that call only
+ * (a SIGHUP may replace the users table between turns).
+ */
+struct inbound_env {
+	const struct users *users;  /* this inbound's users now (NULL: none) */
+	struct replay *replay;      /* the salt filter of the inbound's kind (NULL: none) */
+	struct worker_stats *stats; /* the worker's counters */
+	uint64_t unix_s;            /* wall clock, seconds */
+	uint64_t mono_s;            /* monotonic clock, seconds */
+};
+
 struct inbound_ops {
 	const char *name;
 	size_t state_size;
@@ -33,8 +50,12 @@ struct inbound_ops {
 	 * PROTO_FAIL (it cannot say: close it).
 	 */
 	enum proto_res (*start)(void *st, const struct inbound *in, int fd);
-	/* The client's unconsumed bytes, as in proto.h. */
-	enum proto_res (*feed)(void *st, const uint8_t *buf, size_t len, size_t *used);
+	/*
+	 * The client's unconsumed bytes, as in proto.h; an inbound whose
+	 * protocol is encrypted may decrypt them in place (consumed bytes and
+	 * early() ones are plaintext afterwards).
+	 */
+	enum proto_res (*feed)(void *st, uint8_t *buf, size_t len, size_t *used);
 	/* After PROTO_AUTH: the credentials (NUL-terminated), then the verdict. */
 	void (*creds)(const void *st, const char **user, const char **pass);
 	enum proto_res (*auth_result)(void *st, bool ok);
@@ -85,13 +106,39 @@ struct inbound_ops {
 	 * such an inbound is refused as "needs a restart", naming it.
 	 */
 	bool reload_needs_restart;
+
+	/* --- for inbounds that transform bytes (Shadowsocks); all optional --- */
+	/* Before each feed: the users table, the replay filter, the clocks. */
+	void (*bind)(void *st, const struct inbound_env *env);
+	/*
+	 * After PROTO_NEED_MORE: how many bytes the parser needs at the front
+	 * of the buffer; the connection grows the buffer up to buf_max for it
+	 * (only once the parser has authenticated what asks for it).
+	 */
+	size_t (*want)(const void *st);
+	size_t buf_max;
+	/*
+	 * After PROTO_REQUEST: how many of the bytes after *used are plaintext
+	 * for the target; the rest are still the client's wire bytes (without
+	 * it: all are plaintext).
+	 */
+	size_t (*early)(const void *st);
+	/* After PROTO_REQUEST: the client leg's transform (malloc'd; NULL: out of memory). */
+	struct xform *(*xform)(void *st, const struct inbound_env *env);
+	/*
+	 * PROTO_FAIL and a handshake timeout send nothing and close nothing
+	 * early: the client's bytes are read and dropped until the handshake
+	 * deadline (from accept), then the connection is closed with a FIN. A
+	 * prober learns neither where parsing stopped nor why (SIP022 3.1.4).
+	 */
+	bool probe_resistant;
 };
 
 /*
  * For inbounds without a handshake (state: a struct proto_target that
  * start() fills): feed is never called, nothing is sent, no answer.
  */
-enum proto_res inbound_nohs_feed(void *st, const uint8_t *buf, size_t len, size_t *used);
+enum proto_res inbound_nohs_feed(void *st, uint8_t *buf, size_t len, size_t *used);
 const struct proto_target *inbound_nohs_target(const void *st);
 const uint8_t *inbound_nohs_pending(const void *st, size_t *len);
 const uint8_t *inbound_nohs_reply(void *st, enum proto_connect_result r,
@@ -106,5 +153,6 @@ extern const struct inbound_ops inbound_mixed_ops;
 extern const struct inbound_ops inbound_redirect_ops;
 extern const struct inbound_ops inbound_tproxy_ops;
 extern const struct inbound_ops inbound_tun_ops;
+extern const struct inbound_ops inbound_ss_ops;
 
 #endif

@@ -11,7 +11,7 @@ static enum proto_res start(void *st, const struct inbound *in, int fd)
 	return PROTO_NEED_MORE;
 }
 
-static enum proto_res feed(void *st, const uint8_t *buf, size_t len, size_t *used)
+static enum proto_res feed(void *st, uint8_t *buf, size_t len, size_t *used)
 {
 	return socks5_server_feed(st, buf, len, used);
 }

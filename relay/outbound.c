@@ -52,6 +52,7 @@ static const struct outbound_ops *const table[] = {
         [OUTBOUND_SOCKS5] = &outbound_socks5_ops,
         [OUTBOUND_BLOCK] = &block_ops,
         [OUTBOUND_HTTP] = &outbound_http_ops,
+        [OUTBOUND_SHADOWSOCKS] = &outbound_ss_ops,
 };
 
 const struct outbound_ops *outbound_ops(enum outbound_type type)

@@ -41,6 +41,12 @@ struct outbound_ops {
 	enum proto_connect_result (*failure)(const void *st);
 	/* After PROTO_REQUEST: the address the server bound for us (NULL: unknown). */
 	const struct sockaddr *(*bound)(const void *st);
+	/*
+	 * Optional, once the leg is up (and its handshake done): the leg's
+	 * transform (malloc'd; NULL: out of memory). Bytes to and from the
+	 * server then go through it (Shadowsocks).
+	 */
+	struct xform *(*xform)(void *st);
 };
 
 /* The ops of an outbound type (never NULL for a type the config accepts). */
@@ -48,6 +54,8 @@ const struct outbound_ops *outbound_ops(enum outbound_type type);
 
 extern const struct outbound_ops outbound_socks5_ops;
 extern const struct outbound_ops outbound_http_ops;
+extern const struct outbound_ops outbound_ss_ops;
+struct xform;
 
 /*
  * A non-blocking TCP socket of `family` for ob, with TCP_NODELAY, keepalive

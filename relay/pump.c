@@ -16,12 +16,20 @@ void pump_dir_init(struct pump_dir *d)
 	d->eof = false;
 	d->done = false;
 	d->wr_err = false;
+	d->flush = false;
+	d->xa = d->xb = NULL;
 	d->bytes = 0;
 	d->copied = 0;
 }
 
 int buf_pool_init(struct buf_pool *bp, unsigned max_free)
 {
+	return buf_pool_init_size(bp, max_free, PUMP_BUF_SIZE);
+}
+
+int buf_pool_init_size(struct buf_pool *bp, unsigned max_free, size_t size)
+{
+	bp->size = size;
 	bp->free = calloc(max_free ? max_free : 1, sizeof(*bp->free));
 	if (!bp->free)
 		return -ENOMEM;
@@ -52,7 +60,7 @@ uint8_t *buf_pool_get(struct buf_pool *bp)
 
 	if (bp->max_in_use && bp->in_use >= bp->max_in_use)
 		return NULL;
-	b = bp->n_free ? bp->free[--bp->n_free] : malloc(PUMP_BUF_SIZE);
+	b = bp->n_free ? bp->free[--bp->n_free] : malloc(bp->size);
 
 	if (b) {
 		bp->in_use++;
@@ -76,7 +84,7 @@ void pump_dir_release_buf(struct buf_pool *bp, struct pump_dir *d)
 		return;
 	/* Bytes left belong to a dead connection: never hand them to another. */
 	if (d->held)
-		explicit_bzero(d->buf, PUMP_BUF_SIZE);
+		explicit_bzero(d->buf, bp->size);
 	buf_pool_put(bp, d->buf);
 	d->buf = NULL;
 	d->held = 0;

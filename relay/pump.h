@@ -6,6 +6,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
+
+#include "xform.h"
 
 /*
  * A leg of a connection: a socket, and whether its bytes may move with
@@ -17,6 +20,7 @@
 struct leg {
 	int fd; /* -1 when closed */
 	bool spliceable;
+	struct xform *x; /* the leg's transform (NULL: plain bytes); owned by the connection */
 };
 
 /* What a pump wants next for its direction. */
@@ -40,6 +44,9 @@ struct pump_dir {
 	bool eof;         /* src returned EOF */
 	bool done;        /* EOF forwarded: dst write side shut down */
 	bool wr_err;      /* the PUMP_ERROR came from writing to dst (else from reading src) */
+	bool flush;       /* transform pump: seal what the destination leg owes, payload or not */
+	struct xbuf *xa;  /* transform pump: bytes read from src (NULL when none are held) */
+	struct xbuf *xb;  /* transform pump: sealed bytes for dst (NULL when none are held) */
 	uint64_t bytes;   /* total moved to dst */
 	uint64_t copied;  /* of them, through a buffer (the rest went through a pipe) */
 };
@@ -60,6 +67,7 @@ enum { PUMP_BUDGET = 4 << 20 };
 enum { PUMP_BUF_SIZE = 32 << 10 };
 
 struct buf_pool {
+	size_t size;    /* of each buffer */
 	uint8_t **free; /* stack of idle buffers */
 	unsigned n_free;
 	unsigned max_free; /* cap on idle buffers kept */
@@ -69,8 +77,10 @@ struct buf_pool {
 };
 
 int buf_pool_init(struct buf_pool *bp, unsigned max_free);
+/* The same for buffers of `size` bytes (the transform pump's struct xbuf). */
+int buf_pool_init_size(struct buf_pool *bp, unsigned max_free, size_t size);
 void buf_pool_destroy(struct buf_pool *bp);
-/* A PUMP_BUF_SIZE buffer, or NULL (out of memory, or max_in_use held). */
+/* A buffer of the pool's size, or NULL (out of memory, or max_in_use held). */
 uint8_t *buf_pool_get(struct buf_pool *bp);
 void buf_pool_put(struct buf_pool *bp, uint8_t *buf);
 /* Free every idle buffer (the worker calls it once the pool has been unused a while). */
@@ -90,5 +100,47 @@ enum pump_next buf_pump(struct buf_pool *bp, struct pump_dir *d, int src, int ds
 enum pump_next pump_finish(struct pump_dir *d, int dst, bool last, int *err);
 /* Give back the direction's buffer; one that still holds a connection's bytes is wiped first. */
 void pump_dir_release_buf(struct buf_pool *bp, struct pump_dir *d);
+
+/*
+ * The transform pump: a direction where the source leg opens (decrypts) or
+ * the destination leg seals (encrypts), or both. Its buffers come from a
+ * pool of struct xbuf and are held only while bytes are in them: plaintext
+ * waiting to go out, a chunk not yet complete (carried to the next read),
+ * or sealed bytes dst has not taken. Per direction, one operation at a time
+ * as the other pumps: one recv (or recvmsg into the seal slots), every
+ * complete chunk transformed in place, one send (or sendmsg of the opened
+ * runs). 66 KiB of data: a whole SIP022 chunk (64 KiB + 34) fits, and a read
+ * takes what a 64 KiB TCP receive would.
+ */
+enum { XBUF_DATA = 66 << 10, XBUF_IOV = 64 };
+
+struct xbuf {
+	struct iovec out[XBUF_IOV]; /* opened plaintext not yet passed on: out[out_i..out_n) */
+	uint16_t out_i, out_n;
+	uint32_t raw_off, raw_len; /* bytes read and not yet opened, at data[raw_off] */
+	bool raw_fresh;            /* ... not yet shown to the opener since they changed */
+	uint32_t w_off, w_len;     /* sealed bytes not yet sent, at data[w_off] */
+	_Alignas(16) uint8_t data[XBUF_DATA];
+};
+
+/*
+ * Move what can be moved without blocking, up to budget bytes to dst.
+ * open: src's transform (NULL: plain); seal: dst's (NULL: plain); not both
+ * NULL. The rest as buf_pump(); a transform error is PUMP_ERROR with *err
+ * its errno (-EBADMSG: authentication failed; -EPROTO: a stream cut in the
+ * middle of a chunk or malformed).
+ */
+enum pump_next xform_pump(struct buf_pool *xp, struct pump_dir *d, int src, int dst,
+                          struct xform *open, struct xform *seal, bool last, size_t budget,
+                          const struct xform_ctx *ctx, int *err);
+/*
+ * Bytes a handshake already took off src: n_plain of plaintext (to be
+ * sealed for dst, or sent as they are) and then n_raw still to be opened.
+ * The next xform_pump() call moves them first. 0, -ENOMEM or -ENOBUFS.
+ */
+int xform_seed(struct buf_pool *xp, struct pump_dir *d, const uint8_t *plain, size_t n_plain,
+               const uint8_t *raw, size_t n_raw);
+/* Give back the direction's transform buffers (wiped when they still hold bytes). */
+void xform_dir_release(struct buf_pool *xp, struct pump_dir *d);
 
 #endif

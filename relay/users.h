@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 struct inbound;
+struct ss_users;
 
 /* One user: name and password, both at most 255 bytes (RFC 1929). */
 struct user {
@@ -24,6 +25,7 @@ struct user {
 struct users {
 	struct user *v;
 	size_t n;
+	struct ss_users *ss; /* a 2022 shadowsocks inbound's: users by identity header, else NULL */
 };
 
 /*

@@ -330,6 +330,10 @@ static void set_memory_budget(struct worker *w)
 	share = total / (uint64_t)w->srv->n_workers;
 	w->pipes.max_in_use = share / (w->pipes.pipe_size ? w->pipes.pipe_size : 65536);
 	w->bufs.max_in_use = share / PUMP_BUF_SIZE;
+	/* The transform pump's buffers (crypto legs) have the same share again. */
+	w->xbufs.max_in_use = share / sizeof(struct xbuf);
+	if (w->xbufs.max_in_use < 4)
+		w->xbufs.max_in_use = 4;
 	if (w->pipes.max_in_use < 2)
 		w->pipes.max_in_use = 2;
 	if (w->bufs.max_in_use < 2)
@@ -423,6 +427,7 @@ int worker_init(struct worker *w, int id, struct server *srv)
 	loop_tq_init(&w->loop, &w->udp_up_tq, cfg->connect_timeout_ms + cfg->handshake_timeout_ms,
 	             udp_up_timeout);
 	loop_tq_init(&w->loop, &w->metrics_tq, METRICS_DEADLINE_MS, metrics_timeout);
+	loop_tq_init(&w->loop, &w->ff_tq, CONN_FIRST_FLIGHT_MS, conn_first_flight_timeout);
 	list_init(&w->udp_doomed);
 	w->udp_tx.fd = -1;
 	snprintf(w->group_labels, sizeof(w->group_labels), "worker=\"%d\"", id);
@@ -441,6 +446,10 @@ int worker_init(struct worker *w, int id, struct server *srv)
 	if ((ret = pipe_pool_init(&w->pipes, max_idle, cfg->pipe_size)) < 0)
 		return ret;
 	if ((ret = buf_pool_init(&w->bufs, max_idle)) < 0)
+		return ret;
+	/* 66 KiB each: fewer kept idle */
+	if ((ret = buf_pool_init_size(&w->xbufs, max_idle < 16 ? max_idle : 16,
+	                              sizeof(struct xbuf))) < 0)
 		return ret;
 	set_memory_budget(w);
 	w->event_fd = eventfd(0, EFD_CLOEXEC);
@@ -559,9 +568,9 @@ static void close_all_conns(struct worker *w, bool rst)
 /* Every pipe and buffer goes back to the kernel once the pools have been unused a while. */
 static void trim_pools(struct worker *w)
 {
-	unsigned long gets = w->pipes.gets + w->bufs.gets;
+	unsigned long gets = w->pipes.gets + w->bufs.gets + w->xbufs.gets;
 
-	if (!w->pipes.n_free && !w->bufs.n_free)
+	if (!w->pipes.n_free && !w->bufs.n_free && !w->xbufs.n_free)
 		return;
 	if (gets != w->trim_gets) {
 		w->trim_gets = gets;
@@ -569,6 +578,7 @@ static void trim_pools(struct worker *w)
 	} else if (w->loop.now_ms - w->trim_ms >= PIPE_IDLE_MS) {
 		pipe_pool_trim(&w->pipes);
 		buf_pool_trim(&w->bufs);
+		buf_pool_trim(&w->xbufs);
 	}
 }
 
@@ -675,6 +685,7 @@ static void *worker_main(void *arg)
 	resolver_destroy(&w->res); /* after an error; a drain has done it already */
 	pipe_pool_destroy(&w->pipes);
 	buf_pool_destroy(&w->bufs);
+	buf_pool_destroy(&w->xbufs);
 	return NULL;
 }
 
@@ -727,6 +738,8 @@ void worker_destroy(struct worker *w)
 		pipe_pool_destroy(&w->pipes);
 	if (w->bufs.free)
 		buf_pool_destroy(&w->bufs);
+	if (w->xbufs.free)
+		buf_pool_destroy(&w->xbufs);
 	free(w->udp_buf);
 	w->udp_buf = NULL;
 	free(w->udp_tcp_buf);

@@ -23,46 +23,53 @@ struct tun_queue;
 struct metrics_listener;
 
 /* Counters, one set per worker (summed by the registry). One per drop reason. */
-#define WORKER_STATS(X)                                                            \
-	X(accepted, "connections accepted")                                        \
-	X(refused_limit, "connections refused: over max-connections")              \
-	X(refused_allow, "connections refused: client not in the inbound's allow") \
-	X(refused_source, "connections refused: max-connections-per-source")       \
-	X(accept_errors, "accept errors (EMFILE, ENFILE, ...)")                    \
-	X(hs_bad, "malformed or refused handshakes")                               \
-	X(no_original_dst, "transparent: no original destination")                 \
-	X(auth_failed, "authentication failures")                                  \
-	X(refused_user, "requests refused: the user is at its max-connections")    \
-	X(auth_throttled, "logins refused: the source failed max-auth-failures")   \
-	X(hs_timeouts, "handshakes over handshake-timeout")                        \
-	X(idle_timeouts, "relays closed after idle-timeout")                       \
-	X(connect_failed, "outbound connects or handshakes that failed")           \
-	X(blocked, "requests refused by the rules (block outbound)")               \
-	X(resets, "relays ended by an error or a reset")                           \
-	X(no_pipe, "relays ended because no pipe or buffer could be had")          \
-	X(completed, "relays ended by EOF both ways")                              \
-	X(copy_fallbacks, "directions that copied because no pipe could be had")   \
-	X(pipe_budget, "directions that copied because pipe-memory was in pipes")  \
-	X(resolve_timeouts, "names not resolved within resolve-timeout")           \
-	X(resolve_full, "lookups refused: max-resolving reached")                  \
-	X(client_gone, "clients that left while their name was being resolved")    \
-	X(bytes_up, "bytes relayed client to target")                              \
-	X(bytes_down, "bytes relayed target to client")                            \
-	X(udp_assocs, "UDP sessions opened")                                       \
-	X(udp_up, "datagrams relayed client to target")                            \
-	X(udp_down, "datagrams relayed target to client")                          \
-	X(udp_foreign, "datagrams dropped: not from the association's client")     \
-	X(udp_frag, "datagrams dropped: FRAG not 0")                               \
-	X(udp_malformed, "datagrams dropped: malformed header")                    \
-	X(udp_blocked, "datagrams dropped: the rules say block")                   \
-	X(udp_unsupported, "datagrams dropped: the outbound does not carry UDP")   \
-	X(udp_send_errors, "datagrams dropped: sending failed")                    \
-	X(udp_unresolved, "datagrams dropped: their name did not resolve")         \
-	X(udp_queue_full, "datagrams dropped: too many waiting for names")         \
-	X(udp_timeouts, "UDP sessions ended by udp-timeout")                       \
-	X(udp_upstreams, "UDP associations opened with socks5 upstreams")          \
-	X(udp_upstream_failed, "UDP sessions ended: their upstream failed")        \
-	X(udp_evicted, "UDP sessions ended for a new one: udp-max-sessions")
+#define WORKER_STATS(X)                                                                 \
+	X(accepted, "connections accepted")                                             \
+	X(refused_limit, "connections refused: over max-connections")                   \
+	X(refused_allow, "connections refused: client not in the inbound's allow")      \
+	X(refused_source, "connections refused: max-connections-per-source")            \
+	X(accept_errors, "accept errors (EMFILE, ENFILE, ...)")                         \
+	X(hs_bad, "malformed or refused handshakes")                                    \
+	X(no_original_dst, "transparent: no original destination")                      \
+	X(auth_failed, "authentication failures")                                       \
+	X(refused_user, "requests refused: the user is at its max-connections")         \
+	X(auth_throttled, "logins refused: the source failed max-auth-failures")        \
+	X(hs_timeouts, "handshakes over handshake-timeout")                             \
+	X(idle_timeouts, "relays closed after idle-timeout")                            \
+	X(connect_failed, "outbound connects or handshakes that failed")                \
+	X(blocked, "requests refused by the rules (block outbound)")                    \
+	X(resets, "relays ended by an error or a reset")                                \
+	X(no_pipe, "relays ended because no pipe or buffer could be had")               \
+	X(completed, "relays ended by EOF both ways")                                   \
+	X(copy_fallbacks, "directions that copied because no pipe could be had")        \
+	X(pipe_budget, "directions that copied because pipe-memory was in pipes")       \
+	X(resolve_timeouts, "names not resolved within resolve-timeout")                \
+	X(resolve_full, "lookups refused: max-resolving reached")                       \
+	X(client_gone, "clients that left while their name was being resolved")         \
+	X(bytes_up, "bytes relayed client to target")                                   \
+	X(bytes_down, "bytes relayed target to client")                                 \
+	X(udp_assocs, "UDP sessions opened")                                            \
+	X(udp_up, "datagrams relayed client to target")                                 \
+	X(udp_down, "datagrams relayed target to client")                               \
+	X(udp_foreign, "datagrams dropped: not from the association's client")          \
+	X(udp_frag, "datagrams dropped: FRAG not 0")                                    \
+	X(udp_malformed, "datagrams dropped: malformed header")                         \
+	X(udp_blocked, "datagrams dropped: the rules say block")                        \
+	X(udp_unsupported, "datagrams dropped: the outbound does not carry UDP")        \
+	X(udp_send_errors, "datagrams dropped: sending failed")                         \
+	X(udp_unresolved, "datagrams dropped: their name did not resolve")              \
+	X(udp_queue_full, "datagrams dropped: too many waiting for names")              \
+	X(udp_timeouts, "UDP sessions ended by udp-timeout")                            \
+	X(udp_upstreams, "UDP associations opened with socks5 upstreams")               \
+	X(udp_upstream_failed, "UDP sessions ended: their upstream failed")             \
+	X(udp_evicted, "UDP sessions ended for a new one: udp-max-sessions")            \
+	X(ss_bad_auth, "shadowsocks streams refused: authentication failed")            \
+	X(ss_bad_user, "shadowsocks 2022 streams refused: no such user")                \
+	X(ss_bad_time, "shadowsocks 2022 streams refused: timestamp over 30 s off")     \
+	X(ss_bad_format, "shadowsocks streams refused: malformed after authentication") \
+	X(ss_replays, "shadowsocks streams refused: a salt seen before (replay)")       \
+	X(ss_replay_full, "shadowsocks streams refused: the salt pool is full")         \
+	X(ss_drained, "shadowsocks clients read and dropped until handshake-timeout")
 
 struct worker_stats {
 	STATS_FIELDS(WORKER_STATS)
@@ -81,6 +88,8 @@ struct server {
 	struct stats_group stats;        /* "relay": every worker's counters summed */
 	int alog_fd;              /* access-log, opened by main (-1: off); each worker dups it */
 	struct user_accts *accts; /* per-user counters and limits, every worker's */
+	/* shadowsocks salt filters, every worker's (NULL without such inbounds): SIP004, SIP022 */
+	struct replay *ss_replay_aead, *ss_replay_2022;
 };
 
 enum worker_msg {
@@ -165,6 +174,8 @@ struct worker {
 	unsigned n_udp;              /* UDP associations open */
 	struct pipe_pool pipes;
 	struct buf_pool bufs;
+	struct buf_pool xbufs;   /* the transform pump's (struct xbuf) */
+	struct loop_tq ff_tq;    /* a shadowsocks request header waiting for its first payload */
 	unsigned long trim_gets; /* pipes.gets + bufs.gets when it last changed ... */
 	uint64_t trim_ms;        /* ... and when: idle pipes and buffers go PIPE_IDLE_MS later */
 	bool draining;
@@ -191,6 +202,17 @@ void worker_post_plan(struct worker *w, struct worker_plan *p);
 /* Main thread: drop its copies of the worker's listeners once the worker runs. */
 void worker_release_listeners(struct worker *w);
 void worker_destroy(struct worker *w);
+
+/* The shadowsocks salt filters srv's inbounds need (inbound_ss.c): 0 or -ENOMEM. */
+/*
+ * The salt filters cfg's Shadowsocks inbounds need (one for AEAD, one for
+ * 2022, shared by every worker and every inbound of that kind, kept across
+ * reloads); at start and by a reload before its snapshot is in force.
+ */
+int server_ss_init(struct server *srv, const struct config *cfg);
+/* in's filter (NULL: not a Shadowsocks inbound). */
+struct replay *server_ss_replay(const struct server *srv, const struct inbound *in);
+void server_ss_free(struct server *srv);
 
 /* The "relay" counter group over every worker (registered by the caller). */
 void worker_stats_group(struct server *srv);

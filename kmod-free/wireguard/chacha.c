@@ -15,6 +15,7 @@
 #include <wolfssl/options.h>
 #include <wolfssl/wolfcrypt/poly1305.h>
 
+#include "chacha_core.h"
 #include "crypto.h"
 
 enum {
@@ -24,8 +25,6 @@ enum {
 	POLY_KEY = 32,
 };
 
-/* "expand 32-byte k" */
-static const uint32_t sigma[4] = {0x61707865, 0x3320646e, 0x79622d32, 0x6b206574};
 static const uint8_t zeros[BATCH];
 
 static uint32_t get_le32(const uint8_t *p)
@@ -35,7 +34,7 @@ static uint32_t get_le32(const uint8_t *p)
 
 static void init_state(uint32_t s[16], const uint8_t key[32], uint64_t nonce, uint32_t counter)
 {
-	memcpy(s, sigma, sizeof(sigma));
+	memcpy(s, chacha_sigma, sizeof(chacha_sigma));
 	for (int i = 0; i < 8; i++)
 		s[4 + i] = get_le32(key + 4 * i);
 	s[12] = counter;
@@ -47,38 +46,6 @@ static void init_state(uint32_t s[16], const uint8_t key[32], uint64_t nonce, ui
 
 /* The portable reference, eight blocks in a row (tests and CPUs without AVX2). */
 
-static uint32_t rotl32(uint32_t v, int n)
-{
-	return v << n | v >> (32 - n);
-}
-
-#define QR(a, b, c, d)                 \
-	do {                           \
-		a += b;                \
-		d = rotl32(d ^ a, 16); \
-		c += d;                \
-		b = rotl32(b ^ c, 12); \
-		a += b;                \
-		d = rotl32(d ^ a, 8);  \
-		c += d;                \
-		b = rotl32(b ^ c, 7);  \
-	} while (0)
-
-/* The 20 rounds (10 double rounds) both the block function and HChaCha20 run. */
-static void rounds20(uint32_t x[16])
-{
-	for (int r = 0; r < 10; r++) {
-		QR(x[0], x[4], x[8], x[12]);
-		QR(x[1], x[5], x[9], x[13]);
-		QR(x[2], x[6], x[10], x[14]);
-		QR(x[3], x[7], x[11], x[15]);
-		QR(x[0], x[5], x[10], x[15]);
-		QR(x[1], x[6], x[11], x[12]);
-		QR(x[2], x[7], x[8], x[13]);
-		QR(x[3], x[4], x[9], x[14]);
-	}
-}
-
 static void blocks8_ref(const uint32_t s[16], const uint8_t *in, uint8_t *out)
 {
 	for (uint32_t b = 0; b < 8; b++) {
@@ -86,7 +53,7 @@ static void blocks8_ref(const uint32_t s[16], const uint8_t *in, uint8_t *out)
 
 		memcpy(x, s, sizeof(x));
 		x[12] += b;
-		rounds20(x);
+		chacha20_rounds(x);
 		for (int i = 0; i < 16; i++) {
 			uint32_t k = x[i] + s[i] + (i == 12 ? b : 0);
 
@@ -97,38 +64,6 @@ static void blocks8_ref(const uint32_t s[16], const uint8_t *in, uint8_t *out)
 		wg_wipe(x, sizeof(x));
 	}
 }
-
-static void put_le32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-	p[2] = (uint8_t)(v >> 16);
-	p[3] = (uint8_t)(v >> 24);
-}
-
-/*
- * HChaCha20 (draft-irtf-cfrg-xchacha-03 section 2.2): the ChaCha20 state
- * with a 128-bit nonce in words 12..15, 20 rounds, no final addition; the
- * subkey is words 0..3 and 12..15, little endian.
- */
-void wg_hchacha20(uint8_t out[32], const uint8_t key[32], const uint8_t nonce[16])
-{
-	uint32_t x[16];
-
-	memcpy(x, sigma, sizeof(sigma));
-	for (int i = 0; i < 8; i++)
-		x[4 + i] = get_le32(key + 4 * i);
-	for (int i = 0; i < 4; i++)
-		x[12 + i] = get_le32(nonce + 4 * i);
-	rounds20(x);
-	for (int i = 0; i < 4; i++) {
-		put_le32(out + 4 * i, x[i]);
-		put_le32(out + 16 + 4 * i, x[12 + i]);
-	}
-	wg_wipe(x, sizeof(x));
-}
-
-#undef QR
 
 #if CHACHA_X86
 /* AVX2 and AVX-512VL builds of the same routine. */

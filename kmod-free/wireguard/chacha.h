@@ -29,9 +29,6 @@ void wg_chacha20poly1305_seal(uint8_t *dst, const uint8_t *src, size_t len, cons
 bool wg_chacha20poly1305_open(uint8_t *dst, const uint8_t *src, size_t len, const void *ad,
                               size_t adlen, uint64_t nonce, const uint8_t key[32]);
 
-/* HChaCha20: a 32-byte subkey from key and the first 16 bytes of an XChaCha20 nonce. */
-void wg_hchacha20(uint8_t out[32], const uint8_t key[32], const uint8_t nonce[16]);
-
 /* The raw stream cipher from block `counter` on (exposed for the unit test). */
 void wg_chacha20_xor(uint8_t *dst, const uint8_t *src, size_t len, const uint8_t key[32],
                      uint64_t nonce, uint32_t counter);

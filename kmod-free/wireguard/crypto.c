@@ -10,6 +10,7 @@
 #include <wolfssl/wolfcrypt/curve25519.h>
 
 #include "chacha.h"
+#include "chacha_core.h"
 #include "crypto.h"
 
 enum {
@@ -233,7 +234,7 @@ bool wg_aead_open(uint8_t *dst, const uint8_t *src, size_t len, const void *ad, 
 static void xchacha_subkey(uint8_t subkey[WG_KEY_LEN], uint8_t iv[CHACHA20_POLY1305_AEAD_IV_SIZE],
                            const uint8_t nonce[WG_COOKIE_NONCE_LEN], const uint8_t key[WG_KEY_LEN])
 {
-	wg_hchacha20(subkey, key, nonce);
+	hchacha20(subkey, key, nonce);
 	memset(iv, 0, 4);
 	memcpy(iv + 4, nonce + 16, 8);
 }

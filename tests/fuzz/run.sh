@@ -46,6 +46,8 @@ all=(
 	wg_uapi
 	config
 	users
+	ss_server
+	ss_open
 )
 [ $# -gt 0 ] && all=("$@")
 # 160 s: what the first 8 targets took at 20 s each, kept as the suite grows.
@@ -58,23 +60,29 @@ else
 	[ "$secs" -lt 1 ] && secs=1
 fi
 proto_src=("$top/proto/proto.c" "$top/proto/dns.c" "$top/proto/socks5.c" "$top/proto/socks5_addr.c" "$top/proto/socks5_udp.c" "$top/proto/http_connect.c" "$top/proto/http_forward.c" "$top/proto/http_client.c" "$top/proto/http_get.c" "$top"/lib/{base64,ct,log,sockaddr,stats}.c)
-# The WireGuard targets (fuzz_wg_*) also compile kmod-free/wireguard and tun/netlink.c, and link
+# The WireGuard targets (fuzz_wg_*) also compile kmod-free/wireguard, tun/netlink.c and lib/'s
+# ChaCha core (HChaCha20, the block function's rounds), and link
 # the bundled wolfSSL (scripts/build-wolfssl, cached) or else the system one, and libmnl.
-wg_src=("$top"/kmod-free/wireguard/{allowedips,chacha,cookie,counter,crypto,index,noise,peer,ratelimiter,receive,rx_split,timers,wgconf,uapi,uapi_server}.c "$top/tun/netlink.c")
+wg_src=("$top"/kmod-free/wireguard/{allowedips,chacha,cookie,counter,crypto,index,noise,peer,ratelimiter,receive,rx_split,timers,wgconf,uapi,uapi_server}.c "$top/tun/netlink.c"
+	"$top/lib/chacha_core.c")
 if wolf_prefix=$("$top/scripts/build-wolfssl" --quiet 2>/dev/null) && [ -n "$wolf_prefix" ]; then
-	wg_flags=(-I"$wolf_prefix/include" "$wolf_prefix/lib/libwolfssl.a" -lmnl -lm -lpthread)
+	wolf_flags=(-I"$wolf_prefix/include" "$wolf_prefix/lib/libwolfssl.a" -lm -lpthread)
 else
-	read -ra wg_flags <<<"$(pkg-config --cflags --libs wolfssl 2>/dev/null) -lmnl -lm -lpthread"
+	read -ra wolf_flags <<<"$(pkg-config --cflags --libs wolfssl 2>/dev/null) -lm -lpthread"
 fi
+wg_flags=("${wolf_flags[@]}" -lmnl)
 wg_flags+=(-I"$top/kmod-free/wireguard" -I"$top/tun")
 # fuzz_offload compiles the TUN offloads and checksums (tun/); fuzz_tun_nat the packet parser
 # and the TUN inbound's NAT.
 tun_src=("$top"/tun/{offload,packet}.c -I"$top/tun")
 tun_nat_src=("$top"/tun/{nat,packet}.c "$top/lib/siphash.c" -I"$top/tun" -lpthread)
+# The Shadowsocks targets (fuzz_ss_*), and the config parser that makes Shadowsocks keys, compile
+# proto/'s crypto (over wolfSSL) and lib/'s ChaCha core.
+ss_src=("$top"/proto/{aead,blake3,shadowsocks}.c "$top/lib/chacha_core.c" "${wolf_flags[@]}")
 # fuzz_config compiles the relay/ config parser and users tables, and links inih.
-config_src=("$top"/relay/{config,config_keys,config_main,config_tun,config_value,users}.c -I"$top/relay" -linih)
+config_src=("$top"/relay/{config,config_keys,config_main,config_tun,config_value,users}.c -I"$top/relay" -linih "${ss_src[@]}")
 # fuzz_users compiles the users tables alone.
-users_src=("$top/relay/users.c" -I"$top/relay")
+users_src=("$top/relay/users.c" -I"$top/relay" "${ss_src[@]}")
 cflags=(-g -O1 -fno-omit-frame-pointer -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror
 	-I"$top/proto" -I"$top/lib" -I"$here" -fsanitize=address,undefined -fno-sanitize-recover=undefined)
 
@@ -163,10 +171,21 @@ make_seeds() {
 	seed good users '\x00# users\nalice secret\nbob:pa:ss word \t\r\n\n  carol\tspaced  pass\ndave x\n'
 	seed bad users '\x03alice pw\nlonely\n:nopass\nbob \nn\x00ul pw\ncarol a\rb\ne\x7f pw\nalice again\n'
 	seed long users "\\x00$(printf 'n%.0s' $(seq 255)) $(printf 'p%.0s' $(seq 255))\\n$(printf 'm%.0s' $(seq 256)) x\\nok $(printf 'q%.0s' $(seq 256))\\n"
+	# ss_server / ss_open: [selector: method in bits 0-2, authentic mode bit 3] then the body
+	seed aead-addr ss_server '\x08\x05\x03\x0bexample.com\x01\xbbGET / HTTP/1.1\r\n\r\n'
+	seed aead-split ss_server '\x19\x01\x01\x0a\x00\x00\x01\x00\x50payload'
+	seed v2022 ss_server '\x2d\x80\x00\x01\x7f\x00\x00\x01\x01\xbb\x00\x03\x00\x00\x00hello'
+	seed v2022-eih ss_server '\x3f\x80\x00\x04\x20\x01\x0d\xb8\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01\x00\x35\x00\x00hi'
+	seed v2022-nopad ss_server '\x0e\x80\x00\x01\x0a\x00\x00\x01\x00\x50\x00\x00'
+	seed raw ss_server '\x01\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f\x20\x21'
+	seed resp ss_open '\x08\x10\x00response bytes, some of them'
+	seed resp22 ss_open '\x2e\x01\x00a 2022 response in one-byte chunks'
+	seed forged ss_open '\x1d\x02\x07forged somewhere'
+	seed raw ss_open '\x05\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00'
 }
 make_seeds
 
-max_len() { case $1 in http_connect | http_client | http_forward | config | offload | tun_nat) echo 12000 ;; users) echo 4096 ;; *) echo 2048 ;; esac; }
+max_len() { case $1 in http_connect | http_client | http_forward | config | offload | tun_nat) echo 12000 ;; users) echo 4096 ;; ss_*) echo 20000 ;; *) echo 2048 ;; esac; }
 dict() { case $1 in http_connect | http_client | http_forward) echo "$here/http_connect.dict" ;; socks5_*) echo "$here/socks5.dict" ;; config) echo "$here/config.dict" ;; esac; }
 
 rc_all=0
@@ -185,6 +204,7 @@ for t in "${all[@]}"; do
 	[[ $t == tun_nat ]] && build+=("${tun_nat_src[@]}")
 	[[ $t == config ]] && build+=("${config_src[@]}")
 	[[ $t == users ]] && build+=("${users_src[@]}")
+	[[ $t == ss_* ]] && build+=("${ss_src[@]}")
 	if ! "${build[@]}" >"$log" 2>&1; then
 		echo "FAIL: fuzz/$t (build)"; sed 's/^/    /' "$log" | head -n 20; rc_all=1; continue
 	fi

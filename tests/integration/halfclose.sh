@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 # Half-close through spliced: either side may shutdown(SHUT_WR) first and the other direction
-# still delivers every byte (socks5, http and forward inbounds).
+# still delivers every byte (socks5, http and forward inbounds, and a spliced client and server
+# speaking Shadowsocks 2022 between them).
 . "$(dirname "$0")/../lib.sh"
 need_spliced
 
@@ -29,6 +30,27 @@ type = forward
 listen = 127.0.0.1:$PF
 target = 127.0.0.1:$TPORT
 " || { fail start "spliced did not start"; finish; }
+# A Shadowsocks pair: a socks5 front whose outbound is a spliced Shadowsocks server.
+PSS=$(free_port) PSC=$(free_port)
+key=$(head -c 32 /dev/urandom | base64)
+start_spliced "
+[inbound ss]
+type = shadowsocks
+listen = 127.0.0.1:$PSS
+method = 2022-blake3-aes-256-gcm
+password = $key
+" || { fail start-ss-server "spliced did not start"; finish; }
+start_spliced "
+[inbound s]
+type = socks5
+listen = 127.0.0.1:$PSC
+outbound = ss
+[outbound ss]
+type = shadowsocks
+server = 127.0.0.1:$PSS
+method = 2022-blake3-aes-256-gcm
+password = $key
+" || { fail start-ss-client "spliced did not start"; finish; }
 
 # via INBOUND: the xfer connect arguments for that inbound to reach 127.0.0.1:TPORT.
 via() {
@@ -36,10 +58,11 @@ via() {
 	socks5) echo "--socks5 127.0.0.1:$PS 127.0.0.1 $TPORT" ;;
 	http) echo "--http 127.0.0.1:$PH 127.0.0.1 $TPORT" ;;
 	forward) echo "127.0.0.1 $PF" ;;
+	shadowsocks) echo "--socks5 127.0.0.1:$PSC 127.0.0.1 $TPORT" ;;
 	esac
 }
 
-for inb in socks5 http forward; do
+for inb in socks5 http forward shadowsocks; do
 	# 1. The client sends its request and shuts down writing; the target reads to EOF and
 	# only then sends its reply (--after-eof), which must arrive whole.
 	name=$inb-client-shuts-first

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # Resets cross spliced: a target RST reaches the client as ECONNRESET (not a clean EOF), and a
-# client RST makes spliced drop the target leg promptly (socks5 and forward inbounds); a client
-# that resets while its CONNECT is in flight costs nothing once the reply fails to send.
+# client RST makes spliced drop the target leg promptly (socks5 and forward inbounds, and a
+# spliced client and server speaking Shadowsocks AEAD between them); a client that resets while
+# its CONNECT is in flight costs nothing once the reply fails to send.
 . "$(dirname "$0")/../lib.sh"
 need_spliced
 PROBE=${PROBE:-$T_BUILD/tests/tools/probe}
@@ -21,11 +22,36 @@ type = forward
 listen = 127.0.0.1:$PF
 target = 127.0.0.1:$TPORT
 " || { fail start "spliced did not start"; finish; }
+MAIN_PID=$SPLICED_PID
+# A Shadowsocks pair: a socks5 front whose outbound is a spliced Shadowsocks server.
+PSS=$(free_port) PSC=$(free_port)
+start_spliced "
+[inbound ss]
+type = shadowsocks
+listen = 127.0.0.1:$PSS
+method = aes-256-gcm
+password = reset-pair
+" || { fail start-ss-server "spliced did not start"; finish; }
+SS_SRV_PID=$SPLICED_PID
+start_spliced "
+[inbound s]
+type = socks5
+listen = 127.0.0.1:$PSC
+outbound = ss
+[outbound ss]
+type = shadowsocks
+server = 127.0.0.1:$PSS
+method = aes-256-gcm
+password = reset-pair
+" || { fail start-ss-client "spliced did not start"; finish; }
+SS_CLI_PID=$SPLICED_PID
+SPLICED_PID=$MAIN_PID
 
 via() {
 	case $1 in
 	socks5) echo "--socks5 127.0.0.1:$PS 127.0.0.1 $TPORT" ;;
 	forward) echo "127.0.0.1 $PF" ;;
+	shadowsocks) echo "--socks5 127.0.0.1:$PSC 127.0.0.1 $TPORT" ;;
 	esac
 }
 
@@ -44,7 +70,7 @@ if xfer_server S -- 127.0.0.1 "$TPORT" --once --no-half-close --reset-after 5; t
 	else fail control-direct-reset "exit $rc: $(tr '\n' ' ' <<<"$o")"; fi
 fi
 
-for inb in socks5 forward; do
+for inb in socks5 forward shadowsocks; do
 	# 1. The target reads 5 bytes and aborts (SO_LINGER 0): the client must get ECONNRESET.
 	# Neither side half-closes, so a FIN cannot be mistaken for the reset.
 	XFER_IN=/dev/null
@@ -99,6 +125,8 @@ for inb in socks5 forward; do
 	fi
 done
 XFER_IN=/dev/null
+stop_spliced "$SS_CLI_PID" >/dev/null
+stop_spliced "$SS_SRV_PID" >/dev/null
 
 # 4. The client resets while spliced is still connecting, so the CONNECT reply (sent through
 # io_uring, linked to the poll of the target leg) fails. The target is a listener whose

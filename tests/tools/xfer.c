@@ -52,9 +52,10 @@ struct opts {
 	bool echo;
 	const char *port_file;
 	long long reset_after; /* -1: never; else reset once this many bytes arrived */
-	bool no_half_close;    /* stdin EOF does not shutdown(SHUT_WR); socket EOF ends us */
-	bool exit_on_eof;      /* socket EOF ends us even if stdin still has data */
-	bool after_eof;        /* send stdin only once the socket read EOF (strict half-close) */
+	long long expect;   /* -1: read to EOF; else the socket's stream is done after this many */
+	bool no_half_close; /* stdin EOF does not shutdown(SHUT_WR); socket EOF ends us */
+	bool exit_on_eof;   /* socket EOF ends us even if stdin still has data */
+	bool after_eof;     /* send stdin only once the socket read EOF (strict half-close) */
 	const char *socks5;
 	const char *http;
 	const char *user;
@@ -78,7 +79,7 @@ static void usage(FILE *f)
 	        "       xfer connect [--socks5 H:P | --http H:P] [--user U --pass P]\n"
 	        "                    [--raw-handshake HEX] HOST PORT [common]\n"
 	        "common: [--reset-after N] [--no-half-close] [--exit-on-eof] [--after-eof]\n"
-	        "        [--timeout S]\n"
+	        "        [--expect N] [--timeout S]\n"
 	        "\n"
 	        "Copies stdin to the socket and the socket to stdout; stdin EOF shuts down the\n"
 	        "writing side (unless --no-half-close); ends when both directions are done.\n"
@@ -88,6 +89,9 @@ static void usage(FILE *f)
 	        "  --reset-after N   after N bytes received, close with SO_LINGER 0 (RST)\n"
 	        "  --exit-on-eof     end as soon as the socket reads EOF\n"
 	        "  --after-eof       start sending stdin only after the socket read EOF\n"
+	        "  --expect N        the socket's stream ends after N bytes (no EOF needed); with\n"
+	        "                    --after-eof --no-half-close, then send stdin and wait for\n"
+	        "                    the peer to close (for peers without half-close)\n"
 	        "  --socks5 H:P      connect through a SOCKS5 proxy (IPv4/IPv6/domain target)\n"
 	        "  --http H:P        connect through an HTTP CONNECT proxy\n"
 	        "  --user/--pass     credentials (RFC 1929 or Basic Proxy-Authorization)\n"
@@ -475,6 +479,12 @@ static int pump_down(struct relay *r, long long *recvd)
 			if ((long long)want > r->o->reset_after - *recvd)
 				want = (size_t)(r->o->reset_after - *recvd);
 		}
+		if (r->o->expect >= 0) {
+			if (*recvd >= r->o->expect)
+				break;
+			if ((long long)want > r->o->expect - *recvd)
+				want = (size_t)(r->o->expect - *recvd);
+		}
 		if (pipe_out) {
 			n = splice(r->fd, NULL, 1, NULL, want, SPLICE_F_MOVE);
 			if (n < 0 && errno == EINVAL && *recvd == 0) {
@@ -521,6 +531,13 @@ static int relay_stdio(int fd, const struct opts *o)
 		err = pump_down(&r, &recvd);
 		if (!err)
 			pump_up(&r);
+		if (!err && o->expect >= 0 && o->no_half_close) {
+			/* The peer closes once it has everything: then nothing is lost. */
+			char c;
+
+			while (read(fd, &c, 1) > 0)
+				;
+		}
 		goto report;
 	}
 	if (pthread_create(&up, NULL, pump_up, &r)) {
@@ -719,6 +736,7 @@ int main(int argc, char **argv)
 	        {"no-half-close", no_argument, NULL, 'n'},
 	        {"exit-on-eof", no_argument, NULL, 'x'},
 	        {"after-eof", no_argument, NULL, 'a'},
+	        {"expect", required_argument, NULL, 'E'},
 	        {"socks5", required_argument, NULL, 's'},
 	        {"http", required_argument, NULL, 'H'},
 	        {"user", required_argument, NULL, 'u'},
@@ -729,7 +747,7 @@ int main(int argc, char **argv)
 	        {"help", no_argument, NULL, 'h'},
 	        {0},
 	};
-	struct opts o = {.reset_after = -1, .timeout = 15};
+	struct opts o = {.reset_after = -1, .expect = -1, .timeout = 15};
 	int c;
 
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
@@ -754,6 +772,9 @@ int main(int argc, char **argv)
 			break;
 		case 'a':
 			o.after_eof = true;
+			break;
+		case 'E':
+			o.expect = atoll(optarg);
 			break;
 		case 's':
 			o.socks5 = optarg;

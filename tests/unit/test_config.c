@@ -780,7 +780,7 @@ static void test_errors(void)
 	        {"[inbound x]\n", "t.ini:1: [inbound x] type: required key is missing\n"
 	                          "t.ini:1: [inbound x] listen: required key is missing\n"},
 	        {"[inbound x]\ntype = socks4\nlisten = 127.0.0.1:1\n",
-	         "t.ini:2: [inbound x] type: \"socks4\" is not one of socks5, http, mixed, forward, redirect, tproxy, tun\n"},
+	         "t.ini:2: [inbound x] type: \"socks4\" is not one of socks5, http, mixed, forward, redirect, tproxy, tun, shadowsocks\n"},
 	        {"[inbound f]\ntype = forward\nlisten = 127.0.0.1:1\n",
 	         "t.ini:1: [inbound f] target: required key is missing\n"},
 	        {"[inbound s]\ntype = socks5\nlisten = 127.0.0.1:1\ntarget = a.b:1\n",
@@ -872,7 +872,7 @@ static void test_errors(void)
 	         "t.ini:1: [outbound u] server: required key is missing\n"},
 	        {"[outbound u]\n" IN, "t.ini:1: [outbound u] type: required key is missing\n"},
 	        {"[outbound u]\ntype = tor\n" IN,
-	         "t.ini:2: [outbound u] type: \"tor\" is not one of direct, socks5, http, block\n"},
+	         "t.ini:2: [outbound u] type: \"tor\" is not one of direct, socks5, http, shadowsocks, block\n"},
 	        {"[outbound u]\ntype = socks5\nserver = h:1\nusername = a\n" IN,
 	         "t.ini:4: [outbound u] username: set without password\n"},
 	        {"[outbound u]\ntype = socks5\nserver = h:1\npassword = a\n" IN,
@@ -1805,6 +1805,7 @@ static void test_example_and_readme(void)
 	        "server",
 	        "username",
 	        "password",
+	        "method",
 	        "default",
 	        "rule",
 	};
