@@ -37,10 +37,10 @@ static void add_ref(struct parser *p, enum ref_kind kind, size_t idx, const char
 /* --- [inbound NAME] --- */
 
 static const char *const inbound_types[] = {
-        [INBOUND_SOCKS5] = "socks5",          [INBOUND_HTTP] = "http",
-        [INBOUND_FORWARD] = "forward",        [INBOUND_MIXED] = "mixed",
-        [INBOUND_REDIRECT] = "redirect",      [INBOUND_TPROXY] = "tproxy",
-        [INBOUND_TUN] = "tun",                [INBOUND_SHADOWSOCKS] = "shadowsocks"};
+        [INBOUND_SOCKS5] = "socks5",     [INBOUND_HTTP] = "http",
+        [INBOUND_FORWARD] = "forward",   [INBOUND_MIXED] = "mixed",
+        [INBOUND_REDIRECT] = "redirect", [INBOUND_TPROXY] = "tproxy",
+        [INBOUND_TUN] = "tun",           [INBOUND_SHADOWSOCKS] = "shadowsocks"};
 static const char *const outbound_types[] = {[OUTBOUND_DIRECT] = "direct",
                                              [OUTBOUND_SOCKS5] = "socks5",
                                              [OUTBOUND_BLOCK] = "block",
@@ -57,7 +57,8 @@ static void set_in_type(struct parser *p, const char *v)
 			return;
 		}
 	}
-	kerr(p, "\"%s\" is not one of socks5, http, mixed, forward, redirect, tproxy, tun, shadowsocks",
+	kerr(p,
+	     "\"%s\" is not one of socks5, http, mixed, forward, redirect, tproxy, tun, shadowsocks",
 	     config_quote(q, v));
 }
 

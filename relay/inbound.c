@@ -58,8 +58,7 @@ static const struct inbound_ops *const table[] = {
         [INBOUND_SOCKS5] = &inbound_socks5_ops,     [INBOUND_HTTP] = &inbound_http_ops,
         [INBOUND_FORWARD] = &inbound_forward_ops,   [INBOUND_MIXED] = &inbound_mixed_ops,
         [INBOUND_REDIRECT] = &inbound_redirect_ops, [INBOUND_TPROXY] = &inbound_tproxy_ops,
-        [INBOUND_TUN] = &inbound_tun_ops,
-        [INBOUND_SHADOWSOCKS] = &inbound_ss_ops,
+        [INBOUND_TUN] = &inbound_tun_ops,           [INBOUND_SHADOWSOCKS] = &inbound_ss_ops,
 };
 
 const struct inbound_ops *inbound_ops(enum inbound_type type)
