@@ -29,9 +29,10 @@ enum sec_hs_failed {
 
 /* Why an upstream's handshake failed (outbounds; in hs_failed[], so fewer than HS_N). */
 enum sec_out_hs_failed {
-	OUT_HS_REFUSED = 0, /* it answered, not with a yes: a refusal, of our login too, or nonsense */
-	OUT_HS_CLOSED,      /* it closed (or a send to it failed) before its answer was whole */
-	OUT_HS_TIMEOUT,     /* no answer within handshake-timeout */
+	OUT_HS_REFUSED =
+	        0,      /* it answered, not with a yes: a refusal, of our login too, or nonsense */
+	OUT_HS_CLOSED,  /* it closed (or a send to it failed) before its answer was whole */
+	OUT_HS_TIMEOUT, /* no answer within handshake-timeout */
 	OUT_HS_N,
 };
 _Static_assert((int)OUT_HS_N <= (int)HS_N, "outbound handshake failures share hs_failed[]");

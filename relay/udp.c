@@ -148,7 +148,8 @@ static struct udp_assoc *assoc_new(struct conn *c, int fd)
 
 	if (!a)
 		return NULL;
-	udp_sess_set_snap(&a->s, c->snap); /* the connection's, which a reload may have left behind */
+	udp_sess_set_snap(&a->s,
+	                  c->snap); /* the connection's, which a reload may have left behind */
 	a->fd = fd;
 	a->tcp_fd = a->ctl_fd = -1;
 	return a;

@@ -841,8 +841,8 @@ static void test_aead_address_split(void)
 			long got = serve(&x, req, n, cut, TS, &leg, &err);
 
 			if (got != 7 || memcmp(plain, "payload", 7)) {
-				T_FAILF("address in %zu-byte chunks, cut at %zu: %ld bytes, error %d", step,
-				        cut, got, err);
+				T_FAILF("address in %zu-byte chunks, cut at %zu: %ld bytes, error %d",
+				        step, cut, got, err);
 				break;
 			}
 			leg.x.ops->destroy(&leg);
