@@ -98,9 +98,9 @@ listen = 127.0.0.1:$HP
 outbound = o2
 "
 start_spliced "$srv" || { fail start-server "spliced did not start"; finish; }
-SRV_PID=$SPLICED_PID SRV_LOG=$SPLICED_LOG
+SRV_PID=$SPLICED_PID SRV_LOG=$SPLICED_LOG SRV_CONF=$SPLICED_CONF
 start_spliced "$cli" || { fail start-client "spliced did not start"; finish; }
-CLI_PID=$SPLICED_PID CLI_LOG=$SPLICED_LOG
+CLI_PID=$SPLICED_PID CLI_LOG=$SPLICED_LOG CLI_CONF=$SPLICED_CONF
 
 # echo_through NAME PORT BYTES: BYTES random bytes through the SOCKS5 port to the echo target
 # and back, half-closed, byte for byte.
@@ -179,11 +179,36 @@ curl_cmp http-connect "$www/blob" "http://127.0.0.1:$H_PORT/blob" -x "http://127
 m=2022-blake3-aes-256-gcm
 carol=$(psk 32)
 echo "carol $carol" >>"$T_TMP/users-32"
-kill -HUP "$SRV_PID"
-for _ in $(seq 50); do grep -q 'users reloaded' "$SRV_LOG" && break; sleep 0.1; done
+# ss_hup PID LOG: SIGHUP, then this reload's verdict; 0 when applied.
+ss_hup() {
+	local before
+	before=$(grep -cE 'SIGHUP: configuration (reloaded|not reloaded)' "$2")
+	kill -HUP "$1"
+	for _ in $(seq 200); do
+		[ "$(grep -cE 'SIGHUP: configuration (reloaded|not reloaded)' "$2")" -gt "$before" ] && break
+		sleep 0.05
+	done
+	grep -E 'SIGHUP: configuration (reloaded|not reloaded)' "$2" | tail -n 1 | grep -q 'reloaded (reload'
+}
+if ss_hup "$SRV_PID" "$SRV_LOG"; then pass users-reload/applied; else fail users-reload/applied "$(tail -n 3 "$SRV_LOG")"; fi
 out=$($SSTOOL client 127.0.0.1 "${UPORT[$m]}" -m "$m" -k "${IPSK[$m]}:$carol" -t 127.0.0.1:"$EP" \
 	--send-len 1000 --expect-echo 2>&1)
 expect_eq users-reload/new-user "$out" "OK got 1000 bytes" "a user added to the users file, after SIGHUP"
+# Whole-config reload: bob leaves the users file (his client is refused, alice's is not), and a
+# Shadowsocks inbound and the client's outbound to it are added, each by a SIGHUP.
+sed -i '/^bob /d' "$T_TMP/users-32"
+NP=$(free_port) NCP=$(free_port)
+printf '[inbound n]\ntype = shadowsocks\nlisten = 127.0.0.1:%s\nmethod = xchacha20-ietf-poly1305\npassword = new-pw\n' \
+	"$NP" >>"$SRV_CONF"
+if ss_hup "$SRV_PID" "$SRV_LOG"; then pass reload/server-applied; else fail reload/server-applied "$(tail -n 3 "$SRV_LOG")"; fi
+printf '[inbound nc]\ntype = socks5\nlisten = 127.0.0.1:%s\noutbound = nc\n[outbound nc]\ntype = shadowsocks\nserver = 127.0.0.1:%s\nmethod = xchacha20-ietf-poly1305\npassword = new-pw\n' \
+	"$NCP" "$NP" >>"$CLI_CONF"
+if ss_hup "$CLI_PID" "$CLI_LOG"; then pass reload/client-applied; else fail reload/client-applied "$(tail -n 3 "$CLI_LOG")"; fi
+echo_through reload/added-pair "$NCP" $((2 << 20))
+echo_through reload/kept-user "${CPORT[$m-alice]}" 100000
+f=$T_TMP/bob.out
+echo hi | timeout 10 "$XFER" connect --socks5 127.0.0.1:"${CPORT[$m-bob]}" 127.0.0.1 "$EP" >"$f" 2>/dev/null
+expect_eq reload/removed-user-refused "$(cat "$f")" "" "bytes echoed to a user no longer in the file"
 echo "# spliced pair: $((SECONDS - T_START)) s"
 # --- the independent encoder/decoder -------------------------------------------------------
 for m in $AEAD $V2022; do
@@ -202,7 +227,7 @@ out=$($SSTOOL client 127.0.0.1 "${SPORT[2022-blake3-aes-128-gcm]}" -m 2022-blake
 expect_eq sstool-client/padding-only-first "$out" "OK got 5000 bytes" "a padded first flight without payload"
 for m in 2022-blake3-aes-128-gcm 2022-blake3-aes-256-gcm; do
 	n=$(klen "$m")
-	u=$(awk '$1 == "bob" { print $2 }' "$T_TMP/users-$n")
+	u=$(awk '$1 == "alice" { print $2 }' "$T_TMP/users-$n") # bob left in the reload case
 	out=$($SSTOOL client 127.0.0.1 "${UPORT[$m]}" -m "$m" -k "${IPSK[$m]}:$u" -t 127.0.0.1:"$EP" \
 		--send-len 70000 --expect-echo 2>&1)
 	expect_eq "sstool-client/$m/eih" "$out" "OK got 70000 bytes" "an identity-header user"
@@ -285,7 +310,7 @@ expect_eq refused/none-reached-the-target "$(($(grep -c '^PEER=' "$E_ERR") - bef
 
 stop_spliced "$CLI_PID" >/dev/null
 stop_spliced "$SRV_PID" >/dev/null
-expect_counters server "$SRV_LOG" ss_bad_auth=2 ss_bad_user=1 ss_bad_time=2 ss_bad_format=1 ss_replays=0 resets=0
+expect_counters server "$SRV_LOG" ss_bad_auth=2 ss_bad_user=2 ss_bad_time=2 ss_bad_format=1 ss_replays=0 resets=0
 
 echo "# refusals: $((SECONDS - T_START)) s"
 # --- probe resistance ------------------------------------------------------------------------

@@ -84,6 +84,7 @@ default = direct
 " || { fail setup "spliced with a tun inbound"; finish; }
 TUN_PID=$SPLICED_PID
 TUN_LOG=$SPLICED_LOG
+TUN_CONF=$SPLICED_CONF
 wait_tun "$G" tun0 || fail setup "no tun0"
 
 
@@ -186,6 +187,33 @@ wait_port $T4 $EP 10 "$H" || true
 out=$(timeout 180 ip netns exec "$G" "$T_BUILD/tests/tools/connhold" -t "$T4:$EP" -w 120000 run -n 2000 -b 16384 2>&1)
 if grep -q "^run ok 2000 fail 0" <<<"$out"; then pass flows-2000-concurrent
 else fail flows-2000-concurrent "$(tail -n 3 <<<"$out")"; fi
+
+# --- SIGHUP: a reload that keeps the tun inbound as it is applies, and new flows still go
+# through the TUN (its device is found again in the new configuration); one that changes it
+# is refused as needing a restart, and nothing changes.
+tun_hup() { # tun_hup: 0 when this SIGHUP's verdict is "reloaded"
+	local before
+	before=$(grep -cE 'SIGHUP: configuration (reloaded|not reloaded)' "$TUN_LOG")
+	kill -HUP "$TUN_PID"
+	for _ in $(seq 200); do
+		[ "$(grep -cE 'SIGHUP: configuration (reloaded|not reloaded)' "$TUN_LOG")" -gt "$before" ] && break
+		sleep 0.05
+	done
+	grep -E 'SIGHUP: configuration (reloaded|not reloaded)' "$TUN_LOG" | tail -n 1 | grep -q 'reloaded (reload'
+}
+sed -i 's/^rule = port $P_DANTE -> dante$/rule = port $P_DANTE -> spliced/' "$TUN_CONF"
+if tun_hup; then pass reload/kept-tun-applied; else fail reload/kept-tun-applied "$(tail -n 3 "$TUN_LOG")"; fi
+xfer_case reload/after-v4 "$T4" $P_DANTE $((4 << 20)) "$data"
+got=$(ip netns exec "$G" curl -sS --max-time 20 "http://[$T6]:$HTTP_PORT/blob" | hash_stdin)
+expect_eq reload/after-curl-v6 "$got" "$want" "sha256"
+cp "$TUN_CONF" "$T_TMP/good.ini"
+sed -i 's/^auto-route = on$/auto-route = on\nmtu = 1500/' "$TUN_CONF"
+if tun_hup; then fail reload/changed-tun-refused "applied"; else pass reload/changed-tun-refused; fi
+grep -qF "[inbound t]: changes a tun inbound, which needs a restart" "$TUN_LOG" && pass reload/changed-tun-logged ||
+	fail reload/changed-tun-logged "$(tail -n 3 "$TUN_LOG")"
+cp "$T_TMP/good.ini" "$TUN_CONF"
+r=$(ip -n "$G" link show tun0 2>&1)
+if grep -q "mtu 8500" <<<"$r"; then pass reload/device-unchanged; else fail reload/device-unchanged "$r"; fi
 
 stop_spliced "$TUN_PID"
 rc=$?
