@@ -273,6 +273,19 @@ start_spliced() {
 	fi
 }
 
+# sighup_reload PID LOG: SIGHUP to spliced PID, then wait (10 s at most) for this reload's
+# verdict line in LOG; 0 when it says the configuration was reloaded, 1 when not (or none came).
+sighup_reload() {
+	local before
+	before=$(grep -cE 'SIGHUP: configuration (reloaded|not reloaded)' "$2")
+	kill -HUP "$1"
+	for _ in $(seq 200); do
+		[ "$(grep -cE 'SIGHUP: configuration (reloaded|not reloaded)' "$2")" -gt "$before" ] && break
+		sleep 0.05
+	done
+	grep -E 'SIGHUP: configuration (reloaded|not reloaded)' "$2" | tail -n 1 | grep -q 'reloaded (reload'
+}
+
 # stop_spliced [PID]: SIGTERM and wait up to 10 s; returns its exit status.
 stop_spliced() {
 	local pid=${1:-$SPLICED_PID}

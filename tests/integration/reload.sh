@@ -21,18 +21,9 @@ wait_log() {
 	for _ in $(seq $((${3:-5} * 20))); do grep -qE "$2" "$1" && return 0; sleep 0.05; done
 	return 1
 }
-# reload NAME: SIGHUP, then wait for this reload's verdict line; 0 when applied.
 NRELOAD=0
-hup() {
-	local before
-	before=$(grep -cE 'SIGHUP: configuration (reloaded|not reloaded)' "$SPLICED_LOG")
-	kill -HUP "$SPLICED_PID"
-	for _ in $(seq 200); do
-		[ "$(grep -cE 'SIGHUP: configuration (reloaded|not reloaded)' "$SPLICED_LOG")" -gt "$before" ] && break
-		sleep 0.05
-	done
-	grep -E 'SIGHUP: configuration (reloaded|not reloaded)' "$SPLICED_LOG" | tail -n 1 | grep -q 'reloaded (reload'
-}
+# hup: SIGHUP, then this reload's verdict; 0 when applied.
+hup() { sighup_reload "$SPLICED_PID" "$SPLICED_LOG"; }
 # accepts PORT: a SOCKS5 (or any) connect to 127.0.0.1:PORT succeeds.
 accepts() { bash -c "exec 3<>/dev/tcp/127.0.0.1/$1" 2>/dev/null; }
 # socks_echo PORT [USER PASS]: "hi" through the socks5 inbound on PORT to the echo server.

@@ -179,18 +179,7 @@ curl_cmp http-connect "$www/blob" "http://127.0.0.1:$H_PORT/blob" -x "http://127
 m=2022-blake3-aes-256-gcm
 carol=$(psk 32)
 echo "carol $carol" >>"$T_TMP/users-32"
-# ss_hup PID LOG: SIGHUP, then this reload's verdict; 0 when applied.
-ss_hup() {
-	local before
-	before=$(grep -cE 'SIGHUP: configuration (reloaded|not reloaded)' "$2")
-	kill -HUP "$1"
-	for _ in $(seq 200); do
-		[ "$(grep -cE 'SIGHUP: configuration (reloaded|not reloaded)' "$2")" -gt "$before" ] && break
-		sleep 0.05
-	done
-	grep -E 'SIGHUP: configuration (reloaded|not reloaded)' "$2" | tail -n 1 | grep -q 'reloaded (reload'
-}
-if ss_hup "$SRV_PID" "$SRV_LOG"; then pass users-reload/applied; else fail users-reload/applied "$(tail -n 3 "$SRV_LOG")"; fi
+if sighup_reload "$SRV_PID" "$SRV_LOG"; then pass users-reload/applied; else fail users-reload/applied "$(tail -n 3 "$SRV_LOG")"; fi
 out=$($SSTOOL client 127.0.0.1 "${UPORT[$m]}" -m "$m" -k "${IPSK[$m]}:$carol" -t 127.0.0.1:"$EP" \
 	--send-len 1000 --expect-echo 2>&1)
 expect_eq users-reload/new-user "$out" "OK got 1000 bytes" "a user added to the users file, after SIGHUP"
@@ -200,10 +189,10 @@ sed -i '/^bob /d' "$T_TMP/users-32"
 NP=$(free_port) NCP=$(free_port)
 printf '[inbound n]\ntype = shadowsocks\nlisten = 127.0.0.1:%s\nmethod = xchacha20-ietf-poly1305\npassword = new-pw\n' \
 	"$NP" >>"$SRV_CONF"
-if ss_hup "$SRV_PID" "$SRV_LOG"; then pass reload/server-applied; else fail reload/server-applied "$(tail -n 3 "$SRV_LOG")"; fi
+if sighup_reload "$SRV_PID" "$SRV_LOG"; then pass reload/server-applied; else fail reload/server-applied "$(tail -n 3 "$SRV_LOG")"; fi
 printf '[inbound nc]\ntype = socks5\nlisten = 127.0.0.1:%s\noutbound = nc\n[outbound nc]\ntype = shadowsocks\nserver = 127.0.0.1:%s\nmethod = xchacha20-ietf-poly1305\npassword = new-pw\n' \
 	"$NCP" "$NP" >>"$CLI_CONF"
-if ss_hup "$CLI_PID" "$CLI_LOG"; then pass reload/client-applied; else fail reload/client-applied "$(tail -n 3 "$CLI_LOG")"; fi
+if sighup_reload "$CLI_PID" "$CLI_LOG"; then pass reload/client-applied; else fail reload/client-applied "$(tail -n 3 "$CLI_LOG")"; fi
 echo_through reload/added-pair "$NCP" $((2 << 20))
 echo_through reload/kept-user "${CPORT[$m-alice]}" 100000
 f=$T_TMP/bob.out

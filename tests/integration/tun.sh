@@ -191,16 +191,7 @@ else fail flows-2000-concurrent "$(tail -n 3 <<<"$out")"; fi
 # --- SIGHUP: a reload that keeps the tun inbound as it is applies, and new flows still go
 # through the TUN (its device is found again in the new configuration); one that changes it
 # is refused as needing a restart, and nothing changes.
-tun_hup() { # tun_hup: 0 when this SIGHUP's verdict is "reloaded"
-	local before
-	before=$(grep -cE 'SIGHUP: configuration (reloaded|not reloaded)' "$TUN_LOG")
-	kill -HUP "$TUN_PID"
-	for _ in $(seq 200); do
-		[ "$(grep -cE 'SIGHUP: configuration (reloaded|not reloaded)' "$TUN_LOG")" -gt "$before" ] && break
-		sleep 0.05
-	done
-	grep -E 'SIGHUP: configuration (reloaded|not reloaded)' "$TUN_LOG" | tail -n 1 | grep -q 'reloaded (reload'
-}
+tun_hup() { sighup_reload "$TUN_PID" "$TUN_LOG"; }
 sed -i 's/^rule = port $P_DANTE -> dante$/rule = port $P_DANTE -> spliced/' "$TUN_CONF"
 if tun_hup; then pass reload/kept-tun-applied; else fail reload/kept-tun-applied "$(tail -n 3 "$TUN_LOG")"; fi
 xfer_case reload/after-v4 "$T4" $P_DANTE $((4 << 20)) "$data"
