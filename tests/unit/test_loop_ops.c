@@ -314,7 +314,7 @@ static int refused_errno(void)
 {
 	const int *r = res_of(3);
 
-	if (getenv("SPLICED_QEMU_USER") && ECONNREFUSED != 111 && r && *r == -111) {
+	if (ECONNREFUSED != 111 && r && *r == -111 && getenv("SPLICED_QEMU_USER")) {
 		printf("# qemu-user: SO_ERROR came back as the host's ECONNREFUSED (111), not "
 		       "this target's (%d)\n",
 		       ECONNREFUSED);
