@@ -28,6 +28,8 @@
 	X(data_read_bytes, "bytes of those reads")                                     \
 	X(tcp_app, "TCP packets from apps rewritten to the listener")                  \
 	X(tcp_listener, "TCP packets from the listener rewritten back to apps")        \
+	X(ring_writes, "of those, written through the ring in batches")                \
+	X(ring_batches, "the batches (read turns that left writes in the ring)")       \
 	X(rst_full, "SYNs answered with a RST: max-flows reached")                     \
 	X(drop_no_flow, "TCP packets dropped: no NAT entry (and not a SYN)")           \
 	X(drop_bad_dst, "TCP packets dropped: to the TUN's own prefix")                \

@@ -40,6 +40,7 @@ struct tun_queue {
 	unsigned busy;                   /* bit i: slot[i]'s WRITE is in the ring */
 	unsigned cur;                    /* buf == slot[cur] */
 	bool starved;                    /* every slot was busy: read again when a write completes */
+	uint64_t queued;                 /* WRITE SQEs prepared, ever (a turn that adds one is a batch) */
 	uint8_t out[OUT_BUF];
 	struct udp_sess_table udp; /* this queue's UDP sessions, by the app's endpoint */
 	bool udp_ready;

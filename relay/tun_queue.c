@@ -129,6 +129,7 @@ static void put_slot(struct tun_queue *q, const uint8_t *buf, size_t len)
 
 	io_uring_prep_write(sqe, q->fd, buf, (unsigned)len, 0);
 	q->busy |= 1u << q->cur;
+	q->queued++;
 }
 
 /* A slot's write completed. */
@@ -141,6 +142,7 @@ static void wrote(struct tun_queue *q, unsigned i, int res)
 		return;
 	}
 	q->st->writes++;
+	q->st->ring_writes++;
 	q->st->write_bytes += (size_t)res - (q->vnet ? PACKET_VNET_HDR : 0);
 }
 
@@ -316,12 +318,14 @@ static void packet(struct tun_queue *q, size_t n)
 
 static void readable(struct tun_queue *q)
 {
+	uint64_t queued = q->queued;
+
 	for (int i = 0; i < READ_BUDGET; i++) {
 		ssize_t n;
 
 		if (!take_slot(q)) {
 			q->starved = true; /* wrote() reads on; no poll meanwhile */
-			return;
+			break;
 		}
 		n = read(q->fd, q->buf, QUEUE_BUF);
 		if (n < 0) {
@@ -334,8 +338,11 @@ static void readable(struct tun_queue *q)
 		        (size_t)n - (q->vnet && n >= PACKET_VNET_HDR ? PACKET_VNET_HDR : 0);
 		packet(q, (size_t)n);
 	}
+	if (q->queued != queued)
+		q->st->ring_batches++;
 	nat_expire(&q->dev->nat, q->w->loop.now_ms);
-	arm(q);
+	if (!q->starved)
+		arm(q);
 }
 
 void tun_queue_tick(struct tun_queue *q)
