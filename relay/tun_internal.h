@@ -20,7 +20,7 @@ struct tun_qstats;
 enum {
 	QUEUE_BUF = PACKET_VNET_HDR + 65536 + 64, /* a 64 KiB super-packet and its header */
 	READ_BUDGET = 64,                         /* reads per completion before the poll again */
-	WRITE_SLOTS = 8, /* read buffers whose rewritten TCP packet may wait in the ring for its write */
+	WRITE_SLOTS = 8, /* read buffers whose packet may await its write */
 	OUT_BUF = PACKET_VNET_HDR + PACKET_IPV6_HDR + PACKET_TCP_MIN_HDR, /* a RST */
 };
 
@@ -35,12 +35,12 @@ struct tun_queue {
 	int fd;
 	bool vnet;
 	bool stopped;
-	uint8_t *buf;                    /* the slot being read into and handled */
-	uint8_t *slot[WRITE_SLOTS];      /* read buffers; a busy one's packet is being written */
-	unsigned busy;                   /* bit i: slot[i]'s WRITE is in the ring */
-	unsigned cur;                    /* buf == slot[cur] */
-	bool starved;                    /* every slot was busy: read again when a write completes */
-	uint64_t queued;                 /* WRITE SQEs prepared, ever (a turn that adds one is a batch) */
+	uint8_t *buf;               /* the slot being read into and handled */
+	uint8_t *slot[WRITE_SLOTS]; /* read buffers; a busy one's packet is being written */
+	unsigned busy;              /* bit i: slot[i]'s WRITE is in the ring */
+	unsigned cur;               /* buf == slot[cur] */
+	bool starved;               /* every slot was busy: read again when a write completes */
+	uint64_t queued;            /* WRITE SQEs prepared, ever: a turn adding one is a batch */
 	uint8_t out[OUT_BUF];
 	struct udp_sess_table udp; /* this queue's UDP sessions, by the app's endpoint */
 	bool udp_ready;
