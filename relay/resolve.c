@@ -211,12 +211,24 @@ static const struct ares_socket_functions socket_functions = {
 
 int resolver_init(struct resolver *r, struct worker *w, unsigned timeout_ms, unsigned max_pending)
 {
+	memset(r, 0, sizeof(*r));
+	r->w = w;
+	r->timeout_ms = timeout_ms;
+	r->max_pending = max_pending ? max_pending : 1;
+	return 0;
+}
+
+/*
+ * The c-ares channel, made at the first lookup rather than at start: an
+ * idle worker (and a relay whose clients only send addresses) never loads
+ * c-ares' code or reads /etc/resolv.conf (bench/idle, docs/benchmarks.md).
+ * A failure is logged and tried again at the next lookup.
+ */
+static int channel_init(struct resolver *r)
+{
 	struct ares_options o = {0};
 	int rc;
 
-	memset(r, 0, sizeof(*r));
-	r->w = w;
-	r->max_pending = max_pending ? max_pending : 1;
 	o.sock_state_cb = sock_state;
 	o.sock_state_cb_data = r;
 	/*
@@ -225,7 +237,7 @@ int resolver_init(struct resolver *r, struct worker *w, unsigned timeout_ms, uns
 	 * connection's own deadline always comes first and says so
 	 * (resolve_timeouts); the query's slot is free by then.
 	 */
-	o.timeout = timeout_ms / 2 ? (int)(timeout_ms / 2) : 1;
+	o.timeout = r->timeout_ms / 2 ? (int)(r->timeout_ms / 2) : 1;
 	o.tries = 2;
 	rc = ares_init_options(&r->ch, &o,
 	                       ARES_OPT_SOCK_STATE_CB | ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES);
@@ -310,9 +322,12 @@ int resolver_lookup(struct resolver *r, const struct loop_obj *o, const char *ho
 	                                    .ai_socktype = SOCK_STREAM};
 	char service[8];
 	struct query *q;
+	int ret;
 
-	if (!r->ready || r->pending >= r->max_pending)
+	if (r->pending >= r->max_pending)
 		return -EAGAIN;
+	if (!r->ready && (ret = channel_init(r)) < 0)
+		return ret;
 	q = malloc(sizeof(*q));
 	if (!q)
 		return -ENOMEM;
