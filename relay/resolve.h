@@ -43,7 +43,7 @@ struct resolver {
 	uint64_t lookups, failures;
 };
 
-/* Once per process, before any resolver (ares_library_init). 0 or -errno. */
+/* Once per process, before any resolver: 0 (c-ares' own set-up waits for the first lookup). */
 int resolver_global_init(void);
 void resolver_global_cleanup(void);
 
