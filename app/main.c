@@ -72,6 +72,31 @@ static const char usage_text[] =
         "Every configuration key and its default: spliced.ini(5), docs/configuration.md\n"
         "(the rest: spliced(8)).\n";
 
+/* "features: ..." then, if meson options left any out, " (built without: ...)". */
+static void print_features(void)
+{
+	static const struct {
+		const char *name;
+		bool in;
+	} opt[] = {
+	        {"shadowsocks", SPLICED_HAVE_SHADOWSOCKS},
+	        {"tun", SPLICED_HAVE_TUN_INBOUND},
+	        {"wireguard", SPLICED_HAVE_WIREGUARD},
+	        {"metrics", SPLICED_HAVE_METRICS},
+	        {"kernel-profiles", SPLICED_HAVE_KERNEL_PROFILES},
+	};
+	size_t n_out = 0;
+
+	printf("features: socks5 http mixed forward redirect tproxy udp");
+	for (size_t i = 0; i < sizeof(opt) / sizeof(opt[0]); i++)
+		if (opt[i].in)
+			printf(" %s", opt[i].name);
+	for (size_t i = 0; i < sizeof(opt) / sizeof(opt[0]); i++)
+		if (!opt[i].in)
+			printf("%s%s", n_out++ ? " " : " (built without: ", opt[i].name);
+	printf("%s\n", n_out ? ")" : "");
+}
+
 static void print_version(void)
 {
 	struct utsname u;
@@ -98,8 +123,7 @@ static void print_version(void)
 	}
 	printf("backends: io_uring, epoll ([main] backend, SPLICED_BACKEND)\n");
 	/* What this build has; meson options leave out the rest (docs/cross.md#size). */
-	printf("features: socks5 http mixed forward redirect tproxy udp%s\n",
-	       SPLICED_HAVE_WIREGUARD ? " wireguard" : " (built without: wireguard)");
+	print_features();
 	printf("data path: poll + splice(2) with SPLICE_F_NONBLOCK, pooled pipes\n");
 	crypto_info_print(stdout);
 }
@@ -454,9 +478,13 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && strcmp(argv[1], "wg") == 0)
 		return wg_main(argc - 1, argv + 1);
-	if (loop_kernel_profile_set(getenv("SPLICED_KERNEL_PROFILE")) < 0) {
-		fprintf(stderr, "spliced: SPLICED_KERNEL_PROFILE=%s: not one of 5.10, 5.15, 6.1\n",
-		        getenv("SPLICED_KERNEL_PROFILE"));
+	ret = loop_kernel_profile_set(getenv("SPLICED_KERNEL_PROFILE"));
+	if (ret < 0) {
+		fprintf(stderr, "spliced: SPLICED_KERNEL_PROFILE=%s: %s\n",
+		        getenv("SPLICED_KERNEL_PROFILE"),
+		        ret == -EOPNOTSUPP ? "this build has no kernel profiles (built with "
+		                             "-Dkernel_profiles=disabled)"
+		                           : "not one of 5.10, 5.15, 6.1");
 		return EXIT_CONFIG;
 	}
 	while ((opt = getopt_long(argc, argv, "c:Vh", opts, NULL)) != -1) {

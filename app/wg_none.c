@@ -12,8 +12,8 @@ static int refuse(const struct config *cfg)
 {
 	for (size_t i = 0; i < cfg->n_wireguards; i++)
 		fprintf(stderr,
-		        "%s:%d: [wireguard %s]: this spliced is built without WireGuard "
-		        "(meson -Dwireguard=disabled)\n",
+		        "%s:%d: [wireguard %s]: this build has no WireGuard "
+		        "(built with -Dwireguard=disabled)\n",
 		        cfg->file, cfg->wireguards[i].line, cfg->wireguards[i].name);
 	return cfg->n_wireguards ? -EINVAL : 0;
 }
@@ -72,7 +72,7 @@ void wg_hosted_abort(struct wg_hosted_change *c)
 int wg_main(int argc, char **argv)
 {
 	(void)argc, (void)argv;
-	fprintf(stderr, "spliced wg: this spliced is built without WireGuard "
-	                "(meson -Dwireguard=disabled)\n");
+	fprintf(stderr,
+	        "spliced wg: this build has no WireGuard (built with -Dwireguard=disabled)\n");
 	return 2;
 }

@@ -79,7 +79,7 @@ config_err(struct parser *p, int line, const char *key, const char *fmt, ...);
 /* An error about the value of the key on the current line. */
 #define kerr(p, ...) config_err(p, (p)->line, (p)->key, __VA_ARGS__)
 
-/* The key tables (config_keys.c). */
+/* The key tables: config_main.c, config_inbound.c, config_outbound.c, config_keys.c (the rest). */
 extern const struct key config_main_keys[], config_inbound_keys[], config_outbound_keys[],
         config_route_keys[], config_wireguard_keys[], config_user_keys[], config_stats_keys[];
 /* The checks at the end of a [main], [inbound NAME], [outbound NAME] or [wireguard NAME] section. */
@@ -90,6 +90,46 @@ void config_get_duration(struct parser *p, const char *v, unsigned min, unsigned
                          const char *range, unsigned *out);
 void config_close_inbound(struct parser *p);
 void config_close_outbound(struct parser *p);
+/* Indices into config_inbound_keys and config_outbound_keys: the close checks name keys by them. */
+enum inbound_key {
+	IN_TYPE,
+	IN_LISTEN,
+	IN_USER,
+	IN_USERS,
+	IN_TARGET,
+	IN_OUTBOUND,
+	IN_ALLOW,
+	IN_UDP,
+	IN_METHOD,
+	IN_PASSWORD
+};
+enum outbound_key {
+	OUT_TYPE,
+	OUT_BIND_ADDRESS,
+	OUT_BIND_INTERFACE,
+	OUT_FWMARK,
+	OUT_DENY_PRIVATE,
+	OUT_SERVER,
+	OUT_USERNAME,
+	OUT_PASSWORD,
+	OUT_METHOD
+};
+/* Helpers the section files share (config_keys.c). */
+enum { CONFIG_DAY_MS = 24 * 3600 * 1000 };
+/* A use of outbound `name` by the current key, resolved after every section is read. */
+void config_add_ref(struct parser *p, enum ref_kind kind, size_t idx, const char *name);
+/* allow = CIDR[, CIDR...] into a growing list; repeatable: the lists add up. */
+void config_parse_allow(struct parser *p, const char *v, struct cidr **list, size_t *n_list);
+/* keepalive = DURATION: 0 (off) or 1s..24h. */
+void config_get_keepalive(struct parser *p, const char *v, bool *set, unsigned *ms);
+/* Errors for keys given that the section's type does not take. */
+void config_check_key_types(struct parser *p, unsigned type, const char *type_name);
+/* An error at the section's header when keys[key] was not given. */
+void config_require(struct parser *p, int key);
+/* Shadowsocks (config_ss.c): method = NAME, a section's key, an inbound's end-of-section checks. */
+int config_ss_method(struct parser *p, const char *v);
+void config_ss_close_inbound(struct parser *p, struct inbound *in);
+void config_ss_close_outbound(struct parser *p, struct outbound *o);
 void config_close_wireguard(struct parser *p);
 /* type = tun (config_tun.c): its keys, then its defaults and checks at the end of the section. */
 void config_tun_set_name(struct parser *p, const char *v);

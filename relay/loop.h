@@ -106,8 +106,8 @@ int loop_probe(struct loop_features *feat);
  * set-up and the probe offer only what that kernel's io_uring has, and every
  * submission is checked: an opcode or flag newer than the profile aborts the
  * process, naming it. NULL or "" turns it off. 0, or -EINVAL for any other
- * string. Set once, before any loop is set up (main reads
- * $SPLICED_KERNEL_PROFILE).
+ * string (-EOPNOTSUPP for any in a build with -Dkernel_profiles=disabled).
+ * Set once, before any loop is set up (main reads $SPLICED_KERNEL_PROFILE).
  */
 int loop_kernel_profile_set(const char *name);
 /* The profile in force as 510, 515 or 601; 0 = none. */

@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,16 +49,32 @@ struct query {
 	uint32_t slot, gen;
 };
 
-int resolver_global_init(void)
-{
-	int rc = ares_library_init(ARES_LIB_INIT_ALL);
+/*
+ * ares_library_init() runs once, at the first lookup of any worker (it is
+ * not thread-safe by itself, hence the once): like the channels, it waits
+ * until a name needs resolving, so an idle process never faults in c-ares'
+ * code. ARES_SUCCESS until it has run.
+ */
+static pthread_once_t lib_once = PTHREAD_ONCE_INIT;
+static int lib_rc = ARES_SUCCESS;
+static bool lib_done;
 
-	return rc == ARES_SUCCESS ? 0 : -ENOMEM;
+static void lib_init(void)
+{
+	lib_rc = ares_library_init(ARES_LIB_INIT_ALL);
+	lib_done = lib_rc == ARES_SUCCESS;
 }
 
+int resolver_global_init(void)
+{
+	return 0;
+}
+
+/* After every worker has stopped. */
 void resolver_global_cleanup(void)
 {
-	ares_library_cleanup();
+	if (lib_done)
+		ares_library_cleanup();
 }
 
 static struct rsock *find(struct resolver *r, int fd)
@@ -211,12 +229,29 @@ static const struct ares_socket_functions socket_functions = {
 
 int resolver_init(struct resolver *r, struct worker *w, unsigned timeout_ms, unsigned max_pending)
 {
+	memset(r, 0, sizeof(*r));
+	r->w = w;
+	r->timeout_ms = timeout_ms;
+	r->max_pending = max_pending ? max_pending : 1;
+	return 0;
+}
+
+/*
+ * The c-ares channel, made at the first lookup rather than at start: an
+ * idle worker (and a relay whose clients only send addresses) never loads
+ * c-ares' code or reads /etc/resolv.conf (bench/idle, docs/benchmarks.md).
+ * A failure is logged and tried again at the next lookup.
+ */
+static int channel_init(struct resolver *r)
+{
 	struct ares_options o = {0};
 	int rc;
 
-	memset(r, 0, sizeof(*r));
-	r->w = w;
-	r->max_pending = max_pending ? max_pending : 1;
+	pthread_once(&lib_once, lib_init);
+	if (lib_rc != ARES_SUCCESS) {
+		log_error("resolver: %s", ares_strerror(lib_rc));
+		return -ENOMEM;
+	}
 	o.sock_state_cb = sock_state;
 	o.sock_state_cb_data = r;
 	/*
@@ -225,7 +260,7 @@ int resolver_init(struct resolver *r, struct worker *w, unsigned timeout_ms, uns
 	 * connection's own deadline always comes first and says so
 	 * (resolve_timeouts); the query's slot is free by then.
 	 */
-	o.timeout = timeout_ms / 2 ? (int)(timeout_ms / 2) : 1;
+	o.timeout = r->timeout_ms / 2 ? (int)(r->timeout_ms / 2) : 1;
 	o.tries = 2;
 	rc = ares_init_options(&r->ch, &o,
 	                       ARES_OPT_SOCK_STATE_CB | ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES);
@@ -310,9 +345,12 @@ int resolver_lookup(struct resolver *r, const struct loop_obj *o, const char *ho
 	                                    .ai_socktype = SOCK_STREAM};
 	char service[8];
 	struct query *q;
+	int ret;
 
-	if (!r->ready || r->pending >= r->max_pending)
+	if (r->pending >= r->max_pending)
 		return -EAGAIN;
+	if (!r->ready && (ret = channel_init(r)) < 0)
+		return ret;
 	q = malloc(sizeof(*q));
 	if (!q)
 		return -ENOMEM;

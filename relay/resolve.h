@@ -34,7 +34,8 @@ typedef void resolver_answer_fn(struct worker *w, struct loop_obj *o, int err,
 struct resolver {
 	struct worker *w;
 	ares_channel ch;
-	bool ready;       /* ares_init_options() succeeded */
+	bool ready; /* ares_init_options() succeeded (at the first lookup) */
+	unsigned timeout_ms;
 	unsigned pending; /* lookups c-ares has not answered yet */
 	unsigned max_pending;
 	struct rsock *socks; /* the sockets c-ares has open */
@@ -42,15 +43,15 @@ struct resolver {
 	uint64_t lookups, failures;
 };
 
-/* Once per process, before any resolver (ares_library_init). 0 or -errno. */
+/* Once per process, before any resolver: 0 (c-ares' own set-up waits for the first lookup). */
 int resolver_global_init(void);
 void resolver_global_cleanup(void);
 
 /*
  * The worker's resolver: two tries per server, the first of timeout_ms / 2
  * (the connection's own resolve-timeout deadline ends the wait first); at
- * most max_pending lookups at once. 0 or -errno (the message
- * logged).
+ * most max_pending lookups at once. Its c-ares channel is made at the first
+ * lookup. 0.
  */
 int resolver_init(struct resolver *r, struct worker *w, unsigned timeout_ms, unsigned max_pending);
 /* In the worker thread, at the end: every pending lookup is answered -ECANCELED (and ignored). */
@@ -63,7 +64,7 @@ void resolver_on_answer(struct resolver *r, enum loop_kind kind, resolver_answer
  * answer function, possibly before this returns (a literal, /etc/hosts),
  * and only while o is alive (its slot and generation unchanged, not
  * closed). -EAGAIN when max_pending lookups are in flight (nothing is
- * called then), -ENOMEM.
+ * called then), -ENOMEM, -EINVAL (no c-ares channel: logged).
  */
 int resolver_lookup(struct resolver *r, const struct loop_obj *o, const char *host, uint16_t port);
 

@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "shadowsocks.h"
 
 /*
  * Every name and password is stored in a zero-filled buffer of SLOT bytes, so
@@ -58,11 +57,7 @@ void users_free(struct users *u)
 {
 	if (!u)
 		return;
-	if (u->ss) {
-		ss_users_free(u->ss);
-		free(u->ss);
-		u->ss = NULL;
-	}
+	users_ss_free(u);
 	for (size_t i = 0; i < u->n; i++)
 		user_clear(&u->v[i]);
 	free(u->v);
@@ -308,19 +303,14 @@ int users_load_stream(FILE *f, const char *path, struct users *out, FILE *err,
 		}
 		if (rc < 0)
 			goto out;
-		if (in && in->type == INBOUND_SHADOWSOCKS && in->ss) {
-			/* A 2022 server's user: the password is the user's PSK (SIP023). */
-			size_t klen = ss_method_info(in->ss->method)->key_len;
-			uint8_t k[SS_SALT_MAX];
-
-			if (ss_psk_decode(k, klen, out->v[out->n - 1].pass) < 0) {
-				uerr(err, path, line,
-				     "user \"%s\": the password is not base64 of a %zu-byte key "
-				     "(openssl rand -base64 %zu makes one)",
-				     out->v[out->n - 1].name, klen, klen);
-				bad++;
-			}
-			explicit_bzero(k, sizeof(k));
+		/* A 2022 server's user: the password is the user's PSK (SIP023). */
+		size_t klen = in ? users_ss_psk_bad(in, out->v[out->n - 1].pass) : 0;
+		if (klen) {
+			uerr(err, path, line,
+			     "user \"%s\": the password is not base64 of a %zu-byte key "
+			     "(openssl rand -base64 %zu makes one)",
+			     out->v[out->n - 1].name, klen, klen);
+			bad++;
 		}
 		nl = realloc(lines, out->n * sizeof(*lines));
 		if (!nl) {
@@ -425,23 +415,7 @@ struct users *inbound_users_build(const struct inbound *in, FILE *err, int *err_
 			goto out;
 	}
 	users_sort(u);
-	if (in->type == INBOUND_SHADOWSOCKS && in->ss && u->n) {
-		/* The identity-header table: BLAKE3(PSK)[0..16] to user, built once per load. */
-		size_t klen = ss_method_info(in->ss->method)->key_len;
-
-		rc = -ENOMEM;
-		if (!(u->ss = calloc(1, sizeof(*u->ss))))
-			goto out;
-		for (size_t i = 0; i < u->n; i++) {
-			rc = ss_users_add(u->ss, u->v[i].name, u->v[i].pass, klen);
-			if (rc < 0)
-				goto out;
-		}
-		rc = ss_users_finish(u->ss);
-		if (rc == -EEXIST && err)
-			fprintf(err, "%s: two users have the same key: a key must name one user\n",
-			        in->users_file ? in->users_file : in->name);
-	}
+	rc = users_ss_build(u, in, err);
 out:
 	users_free(&file);
 	if (rc < 0) {

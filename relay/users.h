@@ -60,6 +60,17 @@ int users_add(struct users *u, const char *name, size_t name_len, const char *pa
               size_t pass_len);
 /* Sort by name: users_check() needs it (the loaders and config_load do it). */
 void users_sort(struct users *u);
+
+/*
+ * A Shadowsocks 2022 inbound's users (config_ss.c; config_ss_none.c in a
+ * build without Shadowsocks, where no such inbound gets this far): the key
+ * length a password fails to decode to as a PSK, 0 when it is one or in
+ * is no 2022 inbound; the identity-header table built into u->ss (0 or
+ * -errno, -EEXIST when two users share a key, said on err); and freed.
+ */
+size_t users_ss_psk_bad(const struct inbound *in, const char *pass);
+int users_ss_build(struct users *u, const struct inbound *in, FILE *err);
+void users_ss_free(struct users *u);
 /* NULL when acceptable, else why not (for messages). */
 const char *users_check_name(const char *name, size_t len);
 const char *users_check_pass(const char *pass, size_t len);

@@ -116,7 +116,7 @@ code_types() { # KIND (inbound|outbound)
 		index($0, "static const char *const " t "[]") { on = 1 }
 		on { while (match($0, /\] = "[a-z0-9]+"/)) { v = substr($0, RSTART + 5, RLENGTH - 6); print v; $0 = substr($0, RSTART + RLENGTH) } }
 		on && /;/ { exit }
-	' "$T_TOP/relay/config_keys.c" | sort
+	' "$T_TOP/relay/config_$1.c" | sort
 }
 page_types() { # N: the Nth "type =" paragraph (1 inbound, 2 outbound)
 	grep -E '^\\fBtype\\fR = ' "$page5" | sed -n "$1p" | sed -E 's/^\\fBtype\\fR = //; s/\\f[BRIP]//g; s/ \| /\n/g' | tr -d ' ' | sort
