@@ -78,7 +78,7 @@ tun_src=("$top"/tun/{offload,packet}.c -I"$top/tun")
 tun_nat_src=("$top"/tun/{nat,packet}.c "$top/lib/siphash.c" -I"$top/tun" -lpthread)
 # The Shadowsocks targets (fuzz_ss_*), and the config parser that makes Shadowsocks keys, compile
 # proto/'s crypto (over wolfSSL) and lib/'s ChaCha core.
-ss_src=("$top"/proto/{aead,blake3,shadowsocks}.c "$top"/lib/{chacha,chacha_core}.c "${wolf_flags[@]}")
+ss_src=("$top"/proto/{aead,blake3,shadowsocks,shadowsocks_2022}.c "$top"/lib/{chacha,chacha_core}.c "${wolf_flags[@]}")
 # fuzz_config compiles the relay/ config parser and users tables, and links inih.
 config_src=("$top"/relay/{config,config_keys,config_main,config_tun,config_value,users}.c -I"$top/relay" -linih "${ss_src[@]}")
 # fuzz_users compiles the users tables alone.
