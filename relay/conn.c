@@ -33,7 +33,7 @@
  * connected socket under the same argument (initial tcp_wmem 16 KiB).
  */
 
-static int send_all(int fd, const void *buf, size_t len)
+int conn_send_all(int fd, const void *buf, size_t len)
 {
 	while (len) {
 		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -74,7 +74,7 @@ void conn_arm_poll(struct conn *c, int slot, unsigned op, int fd, unsigned mask)
  * is counted once (loop_prep_linked()). The poll (slot, op, fd, mask) is
  * queued here so that nothing can come between the two.
  */
-static void queue_reply(struct conn *c, size_t len, int slot, unsigned op, int fd, unsigned mask)
+void conn_queue_reply(struct conn *c, size_t len, int slot, unsigned op, int fd, unsigned mask)
 {
 	struct loop *l = &conn_worker(c)->loop;
 	struct io_uring_sqe *sqe;
@@ -87,151 +87,10 @@ static void queue_reply(struct conn *c, size_t len, int slot, unsigned op, int f
 	conn_arm_poll(c, slot, op, fd, mask);
 }
 
-/* Whether a reply of len bytes may go through queue_reply(). */
-static bool ring_reply_ok(const struct conn *c, size_t len)
+/* Whether a reply of len bytes may go through conn_queue_reply(). */
+bool conn_ring_reply_ok(const struct conn *c, size_t len)
 {
 	return conn_worker(c)->loop.feat.cqe_skip && len && len <= CONN_TX_MAX;
-}
-
-/* Handshake buffers and states may hold credentials (RFC 1929, Proxy-Authorization). */
-static void hs_free(struct conn *c)
-{
-	struct conn_hs *hs = c->hs;
-
-	if (!hs)
-		return;
-	if (hs->out_mem) {
-		explicit_bzero(hs->out_mem, hs->out_mem_len);
-		free(hs->out_mem);
-	}
-	explicit_bzero(hs, (size_t)(hs->buf - (uint8_t *)hs) + hs->cap);
-	free(hs);
-	c->hs = NULL;
-}
-
-/* What an inbound may need beyond its bytes (inbound.h), valid for this turn. */
-static void hs_env(struct conn *c, struct inbound_env *env)
-{
-	struct worker *w = conn_worker(c);
-
-	env->users = c->snap->users[c->inbound];
-	env->replay = server_ss_replay(w->srv, conn_inbound(c));
-	env->stats = &w->stats;
-	env->unix_s = (uint64_t)time(NULL);
-	env->mono_s = w->loop.now_ms / 1000;
-}
-
-static size_t hs_state_size(const struct inbound_ops *ops)
-{
-	return (ops->state_size + sizeof(max_align_t) - 1) / sizeof(max_align_t) *
-	       sizeof(max_align_t);
-}
-
-/*
- * The parser needs `want` bytes at the front of the buffer (an authentic
- * first chunk longer than the buffer): a bigger one, state and bytes moved
- * along, the old one wiped. 0, or -errno (more than the inbound allows).
- */
-static int hs_grow(struct conn *c, size_t want)
-{
-	struct conn_hs *hs = c->hs, *big;
-	size_t st = hs_state_size(hs->in);
-
-	if (want <= hs->cap)
-		return 0;
-	if (want > hs->in->buf_max)
-		return -EMSGSIZE;
-	big = malloc(sizeof(*big) + st + want);
-	if (!big)
-		return -ENOMEM;
-	memcpy(big, hs, sizeof(*hs) + st + hs->len);
-	big->in_st = big->mem;
-	big->buf = (uint8_t *)big->mem + st;
-	big->cap = want;
-	big->target = NULL; /* set once a request is parsed; none is yet */
-	explicit_bzero(hs, sizeof(*hs) + st + hs->cap);
-	free(hs);
-	c->hs = big;
-	return 0;
-}
-
-/*
- * Read and drop what the client sent (MSG_TRUNC: TCP discards it without a
- * copy). False when the client closed or reset. Bounded per call; the poll
- * fires again for more.
- */
-static bool drain_input(int fd)
-{
-	for (int i = 0; i < 64; i++) {
-		ssize_t n = recv(fd, NULL, 1 << 20, MSG_DONTWAIT | MSG_TRUNC);
-
-		if (n > 0)
-			continue;
-		return n < 0 && (errno == EAGAIN || errno == EINTR);
-	}
-	return true;
-}
-
-/*
- * A probe-resistant inbound refused the handshake: say nothing, keep
- * reading and dropping, and close (a FIN: nothing is left unread) when the
- * handshake deadline armed at accept comes, or at once if the client closes
- * first. When it fails and how much it read tell a prober nothing.
- */
-static void hs_drain(struct conn *c)
-{
-	conn_worker(c)->stats.ss_drained++;
-	hs_free(c);
-	c->state = CONN_DRAIN;
-	if (!drain_input(c->leg[LEG_IN].fd)) {
-		conn_close(c, false);
-		return;
-	}
-	conn_arm_poll(c, OPS_HS, OP_HS_POLL, c->leg[LEG_IN].fd, POLLIN);
-}
-
-/*
- * Tear down after a failed handshake: the reply (if any) was sent. Unread
- * input makes close(2) send a RST that can destroy the reply in flight, so
- * discard what is readable first.
- */
-static void close_after_reply(struct conn *c)
-{
-	uint8_t junk[4096];
-
-	shutdown(c->leg[LEG_IN].fd, SHUT_WR);
-	for (int i = 0; i < 16; i++) {
-		if (recv(c->leg[LEG_IN].fd, junk, sizeof(junk), MSG_DONTWAIT) <= 0)
-			break;
-	}
-	conn_close(c, false);
-}
-
-void conn_fail(struct conn *c, enum proto_connect_result r)
-{
-	struct conn_hs *hs = c->hs;
-	size_t len;
-	const uint8_t *reply = hs->in->reply(hs->in_st, r, NULL, &len);
-
-	alog_result(c, proto_connect_result_name(r));
-	if (r == CONNECT_NOT_ALLOWED)
-		conn_worker(c)->stats.blocked++;
-	else
-		conn_worker(c)->stats.connect_failed++;
-	if (c->orow && r > CONNECT_OK && (int)r < SEC_CONNECT_N)
-		c->orow->connect_failed[r]++;
-	if (len)
-		send_all(c->leg[LEG_IN].fd, reply, len);
-	/*
-	 * A TUN app's connection was established by the kernel before the
-	 * outbound was tried: a reset tells it what a refused connect would
-	 * have (an orderly close would read as an empty answer).
-	 */
-	if (conn_inbound(c)->type == INBOUND_TUN) {
-		conn_close(c, true);
-		return;
-	}
-	close_after_reply(c);
 }
 
 /* Both legs are up for a request to forward: the exchange (conn_forward.c) instead of pumps. */
@@ -244,7 +103,7 @@ static void start_forward(struct conn *c, const struct http_fwd_req *req)
 		conn_fail(c, CONNECT_GENERAL_FAILURE);
 		return;
 	}
-	hs_free(c);
+	conn_hs_free(c);
 	c->state = CONN_RELAY;
 	c->spliced = w->cfg->splice && c->leg[LEG_IN].spliceable && c->leg[LEG_OUT].spliceable;
 	loop_timer_arm(&w->loop, &w->idle_tq, &c->timer);
@@ -272,7 +131,7 @@ static void start_relay_xform(struct conn *c, const struct sockaddr *bound,
 	bool seed0 = hs->len > 0, seed1 = hs->up_len > 0;
 	int ret = -ENOMEM;
 
-	hs_env(c, &env);
+	conn_hs_env(c, &env);
 	if (hs->in->xform && !(c->leg[LEG_IN].x = hs->in->xform(hs->in_st, &env)))
 		goto reset;
 	if (hs->out->xform && !(c->leg[LEG_OUT].x = hs->out->xform(hs->out_st)))
@@ -298,14 +157,14 @@ static void start_relay_xform(struct conn *c, const struct sockaddr *bound,
 	if (ret < 0 ||
 	    (ret = xform_seed(&w->xbufs, &c->dir[1], hs->up_buf, hs->up_len, NULL, 0)) < 0)
 		goto reset;
-	if (len && !seed1 && ring_reply_ok(c, len)) {
+	if (len && !seed1 && conn_ring_reply_ok(c, len)) {
 		tx_len = len;
 		memcpy(c->tx, reply, len); /* hs is freed below */
-	} else if (len && (ret = send_all(c->leg[LEG_IN].fd, reply, len)) < 0) {
+	} else if (len && (ret = conn_send_all(c->leg[LEG_IN].fd, reply, len)) < 0) {
 		goto reset;
 	}
 	free(head);
-	hs_free(c);
+	conn_hs_free(c);
 	c->state = CONN_RELAY;
 	c->spliced = false;
 	/* A request header the server is owed waits a moment for payload to go with it. */
@@ -314,7 +173,7 @@ static void start_relay_xform(struct conn *c, const struct sockaddr *bound,
 	else
 		loop_timer_arm(&w->loop, &w->idle_tq, &c->timer);
 	if (tx_len)
-		queue_reply(c, tx_len, OPS_DIR1, OP_DIR1_POLL, c->leg[LEG_OUT].fd, POLLIN);
+		conn_queue_reply(c, tx_len, OPS_DIR1, OP_DIR1_POLL, c->leg[LEG_OUT].fd, POLLIN);
 	else if (seed1)
 		conn_relay_ready(c, 1);
 	else
@@ -341,7 +200,7 @@ static void start_relay(struct conn *c, const struct sockaddr *bound)
 {
 	struct worker *w = conn_worker(c);
 	struct conn_hs *hs = c->hs;
-	size_t len, tx_len = 0; /* not 0: the reply waits in c->tx for queue_reply() */
+	size_t len, tx_len = 0; /* not 0: the reply waits in c->tx for conn_queue_reply() */
 	const struct http_fwd_req *fwd = hs->in->http_fwd ? hs->in->http_fwd(hs->in_st) : NULL;
 	const uint8_t *reply;
 
@@ -356,20 +215,21 @@ static void start_relay(struct conn *c, const struct sockaddr *bound)
 	reply = hs->in->reply(hs->in_st, CONNECT_OK, bound, &len);
 	int ret;
 
-	if (!hs->len && !hs->up_len && ring_reply_ok(c, len)) {
+	if (!hs->len && !hs->up_len && conn_ring_reply_ok(c, len)) {
 		/* The common case: only the reply to send, so it can go through the ring. */
 		tx_len = len;
 		memcpy(c->tx, reply, len); /* hs is freed below */
 	} else {
-		if (hs->len && (ret = send_all(c->leg[LEG_OUT].fd, hs->buf, hs->len)) < 0)
+		if (hs->len && (ret = conn_send_all(c->leg[LEG_OUT].fd, hs->buf, hs->len)) < 0)
 			goto reset;
-		if (len && (ret = send_all(c->leg[LEG_IN].fd, reply, len)) < 0)
+		if (len && (ret = conn_send_all(c->leg[LEG_IN].fd, reply, len)) < 0)
 			goto reset;
-		if (hs->up_len && (ret = send_all(c->leg[LEG_IN].fd, hs->up_buf, hs->up_len)) < 0)
+		if (hs->up_len &&
+		    (ret = conn_send_all(c->leg[LEG_IN].fd, hs->up_buf, hs->up_len)) < 0)
 			goto reset;
 	}
 	/* Both legs already have TCP_NODELAY (outbound_socket(), listener_open()). */
-	hs_free(c);
+	conn_hs_free(c);
 	c->state = CONN_RELAY;
 	c->spliced = w->cfg->splice && c->leg[LEG_IN].spliceable && c->leg[LEG_OUT].spliceable;
 	loop_timer_arm(&w->loop, &w->idle_tq, &c->timer);
@@ -379,7 +239,7 @@ static void start_relay(struct conn *c, const struct sockaddr *bound)
 	 * CQE closes the connection before the client leg's poll is handled.
 	 */
 	if (tx_len)
-		queue_reply(c, tx_len, OPS_DIR1, OP_DIR1_POLL, c->leg[LEG_OUT].fd, POLLIN);
+		conn_queue_reply(c, tx_len, OPS_DIR1, OP_DIR1_POLL, c->leg[LEG_OUT].fd, POLLIN);
 	else
 		conn_arm_poll(c, OPS_DIR1, OP_DIR1_POLL, c->leg[LEG_OUT].fd, POLLIN);
 	conn_arm_poll(c, OPS_DIR0, OP_DIR0_POLL, c->leg[LEG_IN].fd, POLLIN);
@@ -390,7 +250,7 @@ reset:
 	conn_close(c, true);
 }
 
-static void start_outbound(struct conn *c)
+void conn_start_outbound(struct conn *c)
 {
 	struct worker *w = conn_worker(c);
 	struct conn_hs *hs = c->hs;
@@ -427,64 +287,13 @@ static void start_outbound(struct conn *c)
 }
 
 /*
- * The credentials the client sent, unless its source has failed
- * max-auth-failures times this minute: then they are not even looked at,
- * and the answer is the same refusal a wrong password gets.
- */
-static bool check_user(struct conn *c)
-{
-	struct worker *w = conn_worker(c);
-	struct users *u = c->snap->users[c->inbound];
-	uint64_t now_s = w->loop.now_ms / 1000;
-	struct sockaddr_storage peer;
-	socklen_t len = sizeof(peer);
-	const char *user, *pass;
-	char src[64];
-	bool ok, log;
-	unsigned n;
-
-	if (getpeername(c->leg[LEG_IN].fd, (struct sockaddr *)&peer, &len) < 0)
-		peer.ss_family = AF_UNSPEC;
-	if (auth_guard_blocked(w->srv->guard, &peer, now_s)) {
-		w->stats.auth_throttled++;
-		c->irow->hs_failed[HS_AUTH_THROTTLED]++;
-		return false;
-	}
-	c->hs->in->creds(c->hs->in_st, &user, &pass);
-	ok = u && users_check(u, user, pass);
-	if (ok) {
-		alog_user(c, user);
-		/*
-		 * Its counters and limit; without memory for them, no login (a refusal
-		 * like any). A connection is one user's: a later request on it (HTTP
-		 * keep-alive) that logs in as someone else is refused.
-		 */
-		struct user_acct *acct = user_acct_get(w->srv->accts, user);
-		if (acct && (!c->user_open || acct == c->user)) {
-			c->user = acct;
-			return true;
-		}
-	}
-	w->stats.auth_failed++;
-	c->irow->hs_failed[HS_AUTH]++;
-	alog_result(c, "auth-failed");
-	n = auth_guard_failed(w->srv->guard, &peer, now_s, &log);
-	/* Once per source and minute: what fail2ban and the like read. */
-	if (log)
-		log_warn("inbound %s: %u failed logins from %s this minute: its logins are refused "
-		         "until the minute is over (max-auth-failures)",
-		         conn_inbound(c)->name, n, auth_guard_source_str(&peer, src, sizeof(src)));
-	return false;
-}
-
-/*
  * A UDP ASSOCIATE (or FWD UDP): open the association, reply with its relay
  * address, and hand the client's connection over to it. From then on the
  * connection only says how long the association lives (RFC 1928 section
  * 7), and the association watches it (udp.c): a struct conn per
  * association would be 280 bytes doing nothing.
  */
-static void start_udp(struct conn *c, enum inbound_udp kind)
+void conn_start_udp(struct conn *c, enum inbound_udp kind)
 {
 	struct conn_hs *hs = c->hs;
 	struct sockaddr_storage peer, local, bound;
@@ -510,7 +319,7 @@ static void start_udp(struct conn *c, enum inbound_udp kind)
 		return;
 	}
 	reply = hs->in->reply(hs->in_st, CONNECT_OK, (const struct sockaddr *)&bound, &len);
-	if (send_all(fd, reply, len) < 0) {
+	if (conn_send_all(fd, reply, len) < 0) {
 		udp_assoc_close(a);
 		conn_close(c, false);
 		return;
@@ -527,121 +336,6 @@ static void start_udp(struct conn *c, enum inbound_udp kind)
 	if (kind == INBOUND_UDP_IN_TCP && hs->len && !udp_tcp_early(a, hs->buf, hs->len))
 		udp_assoc_close(a);
 	conn_close(c, false);
-}
-
-/* Run the inbound's parser over the buffered bytes. */
-static void hs_feed(struct conn *c)
-{
-	struct worker *w = conn_worker(c);
-	struct conn_hs *hs = c->hs;
-
-	for (;;) {
-		size_t used = 0, reply_len;
-		enum proto_res res;
-		const uint8_t *reply;
-
-		if (hs->in->bind) {
-			struct inbound_env env;
-
-			hs_env(c, &env);
-			hs->in->bind(hs->in_st, &env);
-		}
-		res = hs->in->feed(hs->in_st, hs->buf, hs->len, &used);
-
-		if (res == PROTO_AUTH)
-			res = hs->in->auth_result(hs->in_st, check_user(c));
-		reply = hs->in->pending(hs->in_st, &reply_len);
-		if (used > hs->len)
-			used = hs->len; /* a parser bug must not become a memory bug */
-		if (used) { /* a client sending one byte at a time must not cost a copy per byte */
-			memmove(hs->buf, hs->buf + used, hs->len - used);
-			hs->len -= used;
-		}
-
-		switch (res) {
-		case PROTO_NEED_MORE:
-			if (hs->in->want && hs_grow(c, hs->in->want(hs->in_st)) < 0) {
-				w->stats.hs_bad++;
-				conn_close(c, false);
-				return;
-			}
-			hs = c->hs;
-			if (hs->len >= hs->cap) {
-				/* Unreachable with correct parsers: each bounds its own input. */
-				w->stats.hs_bad++;
-				c->irow->hs_failed[HS_BAD]++;
-				conn_close(c, false);
-				return;
-			}
-			conn_arm_poll(c, OPS_HS, OP_HS_POLL, c->leg[LEG_IN].fd, POLLIN);
-			return;
-		case PROTO_REPLY:
-			if (hs->len == 0 && ring_reply_ok(c, reply_len)) {
-				/* Nothing more buffered: the parser needs the client's next message. */
-				memcpy(c->tx, reply, reply_len);
-				queue_reply(c, reply_len, OPS_HS, OP_HS_POLL, c->leg[LEG_IN].fd,
-				            POLLIN);
-				return;
-			}
-			if (send_all(c->leg[LEG_IN].fd, reply, reply_len) < 0) {
-				conn_close(c, false);
-				return;
-			}
-			continue;
-		case PROTO_AUTH: /* handled above */
-		case PROTO_FAIL:
-			w->stats.hs_bad++;
-			c->irow->hs_failed[HS_BAD]++;
-			alog_result(c, "bad-request");
-			if (hs->in->probe_resistant) {
-				hs_drain(c);
-				return;
-			}
-			log_debug_rl("inbound %s: handshake rejected", conn_inbound(c)->name);
-			if (reply_len)
-				send_all(c->leg[LEG_IN].fd, reply, reply_len);
-			close_after_reply(c);
-			return;
-		case PROTO_REQUEST:
-			alog_target(c, hs->in->target(hs->in_st));
-			/* A connection's first request takes its user's slot; the next ones have it. */
-			if (c->user && !c->user_open) {
-				if (!user_acct_open(c->user)) {
-					w->stats.refused_user++;
-					c->irow->refused[REFUSED_USER]++;
-					alog_result(c, "user-limit");
-					log_debug_rl(
-					        "inbound %s: user %s is at its max-connections",
-					        conn_inbound(c)->name, c->user->name);
-					conn_fail(c, CONNECT_NOT_ALLOWED);
-					return;
-				}
-				c->user_open = true;
-			}
-			if (hs->in->udp && hs->in->udp(hs->in_st) != INBOUND_UDP_NONE)
-				start_udp(c, hs->in->udp(hs->in_st));
-			else
-				start_outbound(c);
-			return;
-		}
-	}
-}
-
-static void hs_readable(struct conn *c)
-{
-	struct conn_hs *hs = c->hs;
-	ssize_t n = recv(c->leg[LEG_IN].fd, hs->buf + hs->len, hs->cap - hs->len, MSG_DONTWAIT);
-
-	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-		conn_close(c, false);
-		return;
-	}
-	if (n < 0) {
-		conn_arm_poll(c, OPS_HS, OP_HS_POLL, c->leg[LEG_IN].fd, POLLIN);
-		return;
-	}
-	hs->len += (size_t)n;
-	hs_feed(c);
 }
 
 /* The upstream's handshake failed (why: enum sec_out_hs_failed): counted, then as conn_fail(). */
@@ -687,7 +381,7 @@ static void out_readable(struct conn *c)
 			return;
 		case PROTO_REPLY:
 			out = hs->out->pending(hs->out_st, &len);
-			if (send_all(fd, out, len) < 0) {
+			if (conn_send_all(fd, out, len) < 0) {
 				out_hs_fail(c, OUT_HS_CLOSED, CONNECT_GENERAL_FAILURE);
 				return;
 			}
@@ -727,7 +421,7 @@ void conn_connected(struct conn *c)
 	if (glen) {
 		c->state = CONN_OUT_HANDSHAKE;
 		loop_timer_arm(&w->loop, &w->hs_tq, &c->timer);
-		if (send_all(c->leg[LEG_OUT].fd, greeting, glen) < 0) {
+		if (conn_send_all(c->leg[LEG_OUT].fd, greeting, glen) < 0) {
 			out_hs_fail(c, OUT_HS_CLOSED, CONNECT_GENERAL_FAILURE);
 			return;
 		}
@@ -759,10 +453,10 @@ static void complete(struct loop *l, struct loop_obj *o, unsigned op,
 		c->ops[OPS_HS] = 0;
 		c->ops[OPS_TX] = 0; /* a reply linked ahead of this poll is out */
 		if (c->state == CONN_HANDSHAKE)
-			hs_readable(c);
+			conn_hs_readable(c);
 		else if (c->state == CONN_OUT_HANDSHAKE)
 			out_readable(c);
-		else if (c->state == CONN_DRAIN && !drain_input(c->leg[LEG_IN].fd))
+		else if (c->state == CONN_DRAIN && !conn_drain_input(c->leg[LEG_IN].fd))
 			conn_close(c, false); /* the client closed: so do we */
 		else if (c->state == CONN_DRAIN)
 			conn_arm_poll(c, OPS_HS, OP_HS_POLL, c->leg[LEG_IN].fd, POLLIN);
@@ -789,143 +483,6 @@ static void complete(struct loop *l, struct loop_obj *o, unsigned op,
 	}
 }
 
-/* A fresh handshake state for c's inbound (at accept, and before each HTTP request after the first). */
-static int hs_new(struct conn *c)
-{
-	struct worker *w = conn_worker(c);
-	const struct inbound_ops *ops = inbound_ops(conn_inbound(c)->type);
-	size_t st = hs_state_size(ops);
-	/* The buffers need no clearing; the states start zeroed. */
-	struct conn_hs *hs = malloc(sizeof(*hs) + st + ops->buf_size);
-
-	if (!hs)
-		return -ENOMEM;
-	memset(hs, 0, sizeof(*hs) + st);
-	hs->in = ops;
-	hs->in_st = hs->mem;
-	hs->buf = (uint8_t *)hs->mem + st;
-	hs->cap = ops->buf_size;
-	c->hs = hs;
-	c->state = CONN_HANDSHAKE;
-	loop_timer_arm(&w->loop, &w->hs_tq, &c->timer);
-	return 0;
-}
-
-/*
- * A keep-alive connection's next request takes the configuration in force
- * now, as a new connection would (routes, users), as long as its inbound
- * is still there with the same type; else it stays on the one it has.
- */
-static void take_current_snapshot(struct conn *c)
-{
-	struct worker *w = conn_worker(c);
-	struct snapshot *old = c->snap;
-	int i;
-
-	if (old == w->snap)
-		return;
-	i = snapshot_inbound(w->snap, conn_inbound(c)->name);
-	if (i < 0 || w->snap->cfg->inbounds[i].type != conn_inbound(c)->type)
-		return;
-	c->snap = worker_snap_hold(w);
-	c->inbound = (uint16_t)i;
-	c->irow = &c->snap->in_stats[i]->rows[w->id]; /* the same name's: the same counters */
-	worker_snap_drop(w, old);
-}
-
-void conn_restart(struct conn *c, const uint8_t *left, size_t n)
-{
-	struct conn_hs *hs;
-
-	take_current_snapshot(c);
-	if (hs_new(c) < 0) {
-		conn_close(c, true);
-		return;
-	}
-	hs = c->hs;
-	hs->in->start(hs->in_st, conn_inbound(c), c->leg[LEG_IN].fd);
-	if (n > hs->cap) { /* cannot happen: left holds at most a handshake buffer */
-		conn_close(c, true);
-		return;
-	}
-	hs->len = n;
-	if (n) {
-		memcpy(hs->buf, left, n);
-		hs_feed(c);
-	} else {
-		hs_readable(c);
-	}
-}
-
-void conn_accept(struct worker *w, unsigned inbound, int fd, uint32_t src_slot)
-{
-	const struct inbound *in = &w->snap->cfg->inbounds[inbound];
-	const struct inbound_ops *ops = inbound_ops(in->type);
-	struct conn *c = calloc(1, sizeof(*c));
-	struct conn_hs *hs;
-
-	if (!c || loop_add(&w->loop, &c->obj, LOOP_KIND_CONN) < 0) {
-		free(c);
-		close(fd);
-		source_limit_put(w->srv->per_source, src_slot);
-		atomic_fetch_sub(&w->srv->n_conns, 1);
-		return;
-	}
-	w->n_conns++;
-	c->w = w;
-	c->snap = worker_snap_hold(w);
-	c->irow = &c->snap->in_stats[inbound]->rows[w->id];
-	c->irow->opened++;
-	c->outbound = -1;
-	c->inbound = (uint16_t)inbound;
-	c->src_slot = src_slot;
-	c->leg[LEG_IN] = (struct leg){.fd = fd, .spliceable = true};
-	c->leg[LEG_OUT] = (struct leg){.fd = -1, .spliceable = false};
-	for (int i = 0; i < CONN_ATTEMPTS; i++)
-		c->att_fd[i] = -1;
-	alog_begin(c);
-	pump_dir_init(&c->dir[0]);
-	pump_dir_init(&c->dir[1]);
-	loop_timer_init(&c->timer);
-	if (hs_new(c) < 0) {
-		conn_close(c, true);
-		return;
-	}
-	hs = c->hs;
-	enum proto_res started = ops->start(hs->in_st, in, fd);
-
-	if (ops->hold)
-		c->held = ops->hold(hs->in_st);
-	if (ops->client && c->log) {
-		struct sockaddr_storage who;
-
-		if (ops->client(hs->in_st, &who))
-			alog_client(c, &who);
-	}
-	switch (started) {
-	case PROTO_REQUEST:
-		if (in->type != INBOUND_FORWARD) /* a forward's target is in the config */
-			alog_target(c, hs->in->target(hs->in_st));
-		start_outbound(c);
-		return;
-	case PROTO_FAIL: /* redirect/tproxy: the socket cannot say where it was going */
-		w->stats.no_original_dst++;
-		c->irow->hs_failed[HS_NO_ORIGINAL_DST]++;
-		alog_result(c, "no-original-destination");
-		log_debug_rl("inbound %s: no original destination (not redirected?)", in->name);
-		conn_close(c, false);
-		return;
-	default:
-		break;
-	}
-	/*
-	 * Clients speak first and usually at once: the greeting is often
-	 * queued by the time the accept completes, so read before paying for a
-	 * poll round trip (EAGAIN arms the poll).
-	 */
-	hs_readable(c);
-}
-
 void conn_hs_timeout(struct loop *l, struct loop_timer *t)
 {
 	struct conn *c = list_entry(t, struct conn, timer);
@@ -933,7 +490,7 @@ void conn_hs_timeout(struct loop *l, struct loop_timer *t)
 	(void)l;
 	if (c->state == CONN_DRAIN) {
 		/* The deadline of a refused probe-resistant handshake: a FIN, nothing left unread. */
-		drain_input(c->leg[LEG_IN].fd);
+		conn_drain_input(c->leg[LEG_IN].fd);
 		conn_close(c, false);
 		return;
 	}
@@ -944,7 +501,7 @@ void conn_hs_timeout(struct loop *l, struct loop_timer *t)
 		out_hs_fail(c, OUT_HS_TIMEOUT, CONNECT_TIMEOUT);
 	else if (c->state == CONN_HANDSHAKE && c->hs && c->hs->in->probe_resistant) {
 		/* Incomplete or refused: the same close, at the same time. */
-		drain_input(c->leg[LEG_IN].fd);
+		conn_drain_input(c->leg[LEG_IN].fd);
 		conn_close(c, false);
 	} else
 		conn_close(c, false);
@@ -1038,7 +595,7 @@ static void release(struct loop *l, struct loop_obj *o)
 			c->leg[leg].x = NULL;
 		}
 	}
-	hs_free(c);
+	conn_hs_free(c);
 	conn_fwd_free(c);
 	if (c->user_open)
 		user_acct_close(c->user, c->dir[0].bytes, c->dir[1].bytes);

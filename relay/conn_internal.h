@@ -86,11 +86,32 @@ static inline void conn_count(struct conn *c, int d, uint64_t n, uint64_t copied
 	}
 }
 
+/* conn.c: a one-shot poll for c (slot in c->ops, op its completion's code). */
 void conn_arm_poll(struct conn *c, int slot, unsigned op, int fd, unsigned mask);
-/* Tell the client why not (in its protocol), count it, close. */
-void conn_fail(struct conn *c, enum proto_connect_result r);
+/* A short reply sent whole, inline: 0 or -errno (-EAGAIN for a short send). */
+int conn_send_all(int fd, const void *buf, size_t len);
+/* The reply in c->tx (len octets) through the ring, then the poll (slot, op, fd, mask). */
+void conn_queue_reply(struct conn *c, size_t len, int slot, unsigned op, int fd, unsigned mask);
+/* Whether a reply of len octets may go through conn_queue_reply(). */
+bool conn_ring_reply_ok(const struct conn *c, size_t len);
+/* The request is parsed: route it, then connect its outbound. */
+void conn_start_outbound(struct conn *c);
+/* The request is a UDP association: hand the connection over to it (udp.c). */
+void conn_start_udp(struct conn *c, enum inbound_udp kind);
 /* The outbound leg is connected: its handshake, or the relay. */
 void conn_connected(struct conn *c);
+
+/* conn_hs.c: the inbound's handshake. */
+/* Tell the client why not (in its protocol), count it, close. */
+void conn_fail(struct conn *c, enum proto_connect_result r);
+/* The handshake state and buffer, wiped (they may hold credentials) and freed. */
+void conn_hs_free(struct conn *c);
+/* What an inbound may need beyond its bytes (inbound.h), valid for this turn. */
+void conn_hs_env(struct conn *c, struct inbound_env *env);
+/* The client leg is readable during the handshake. */
+void conn_hs_readable(struct conn *c);
+/* Read and drop what is readable; false when the peer closed or reset. */
+bool conn_drain_input(int fd);
 
 /* conn_connect.c: from a destination to a connected outbound leg. */
 void conn_connect_start(struct conn *c);
@@ -106,7 +127,7 @@ void conn_watch_fired(struct conn *c);
 bool conn_fwd_start(struct conn *c, const struct http_fwd_req *req);
 void conn_fwd_ready(struct conn *c);
 void conn_fwd_free(struct conn *c);
-/* conn.c: a handshake again on c's client leg, `left` (n octets) already read from it. */
+/* conn_hs.c: a handshake again on c's client leg, `left` (n octets) already read from it. */
 void conn_restart(struct conn *c, const uint8_t *left, size_t n);
 /* conn_relay.c: both legs up, the pumps. */
 void conn_relay_ready(struct conn *c, int d);

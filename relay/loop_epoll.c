@@ -12,7 +12,7 @@
 
 #include "clock.h"
 #include "log.h"
-#include "loop_internal.h"
+#include "loop_epoll_internal.h"
 
 /*
  * Where io_uring_setup fails (a container's seccomp profile, the
@@ -52,54 +52,6 @@
  * new wake-up): a module that stops reading with one armed spins here.
  */
 
-enum {
-	EP_STAGE = 128,       /* SQEs prepared between two submits (loop_reserve()'s n is <= 2) */
-	EP_EVENTS = 256,      /* epoll events taken per turn */
-	EP_ACCEPT_BURST = 64, /* connections a multishot accept takes per readiness */
-	EP_CHUNK = 64,        /* operations allocated at once */
-	NOT_TIMED = ~0u,
-};
-
-struct ep_op {
-	uint64_t ud;                 /* the SQE's user_data: the CQE's, and the cancel key */
-	struct ep_op *hnext;         /* hash chain by ud (every pending operation) */
-	struct ep_op *fprev, *fnext; /* waiting on fd */
-	struct ep_op *link; /* a request and its LINK_TIMEOUT, each pointing at the other */
-	uint64_t due_ms;
-	unsigned heap; /* index in the timer heap, or NOT_TIMED */
-	int fd;
-	uint8_t opcode;
-	bool multishot, skip_success, waiting;
-	uint32_t events; /* the epoll events it waits for */
-	uint32_t arg;    /* POLL_ADD: mask; RECV, SEND, ...MSG: msg flags; ACCEPT: accept4 flags */
-	void *addr;      /* buffer, msghdr, sockaddr */
-	void *addr2;     /* ACCEPT: socklen_t * */
-	uint32_t len, done;
-};
-
-struct ep_fd {
-	struct ep_op *head, *tail;
-	uint32_t reg; /* what epoll has for it; 0 = not registered */
-};
-
-struct loop_ep {
-	int epfd;
-	unsigned n_stage;
-	struct io_uring_sqe stage[EP_STAGE];
-	/* Posted completions, a ring buffer: dispatched by the next turn, in order. */
-	struct io_uring_cqe *cq;
-	unsigned cq_head, cq_n, cq_cap;
-	struct ep_op **hash;
-	unsigned hash_mask, n_pending;
-	struct ep_op *free_ops;
-	void **chunks;
-	unsigned n_chunks;
-	struct ep_fd *fds;
-	unsigned n_fds;
-	struct ep_op **heap;
-	unsigned heap_n, heap_cap;
-};
-
 /* A programming error, not an input: see the top of this file. */
 __attribute__((noreturn)) static void unsupported(const struct io_uring_sqe *sqe, const char *what)
 {
@@ -108,320 +60,6 @@ __attribute__((noreturn)) static void unsupported(const struct io_uring_sqe *sqe
 	          what, sqe->opcode, sqe->flags, loop_tag_kind(sqe->user_data),
 	          loop_tag_op(sqe->user_data));
 	abort();
-}
-
-__attribute__((noreturn)) static void out_of_memory(void)
-{
-	log_error("epoll backend: out of memory");
-	abort();
-}
-
-/* --- completions ------------------------------------------------------- */
-
-static void post(struct loop_ep *ep, uint64_t ud, int res, unsigned flags)
-{
-	if (ep->cq_n == ep->cq_cap) {
-		unsigned cap = ep->cq_cap ? ep->cq_cap * 2 : 256;
-		struct io_uring_cqe *cq = malloc(cap * sizeof(*cq));
-
-		if (!cq)
-			out_of_memory();
-		for (unsigned i = 0; i < ep->cq_n; i++)
-			cq[i] = ep->cq[(ep->cq_head + i) % ep->cq_cap];
-		free(ep->cq);
-		ep->cq = cq;
-		ep->cq_cap = cap;
-		ep->cq_head = 0;
-	}
-	struct io_uring_cqe *c = &ep->cq[(ep->cq_head + ep->cq_n++) % ep->cq_cap];
-	c->user_data = ud;
-	c->res = res;
-	c->flags = flags;
-}
-
-/* --- pending operations: by user_data, by descriptor, by deadline ------- */
-
-static unsigned hash_of(const struct loop_ep *ep, uint64_t ud)
-{
-	return (unsigned)((ud * 0x9e3779b97f4a7c15ull) >> 32) & ep->hash_mask;
-}
-
-static void hash_grow(struct loop_ep *ep)
-{
-	unsigned n = (ep->hash_mask + 1) * 2;
-	struct ep_op **h = calloc(n, sizeof(*h)), **old = ep->hash;
-	unsigned old_n = ep->hash_mask + 1;
-
-	if (!h)
-		out_of_memory();
-	ep->hash = h;
-	ep->hash_mask = n - 1;
-	for (unsigned i = 0; i < old_n; i++) {
-		for (struct ep_op *op = old[i], *next; op; op = next) {
-			unsigned b = hash_of(ep, op->ud);
-			next = op->hnext;
-			op->hnext = h[b];
-			h[b] = op;
-		}
-	}
-	free(old);
-}
-
-static struct ep_op *new_op(struct loop_ep *ep, const struct io_uring_sqe *sqe)
-{
-	struct ep_op *op;
-
-	if (!ep->free_ops) {
-		struct ep_op *chunk = calloc(EP_CHUNK, sizeof(*chunk));
-		void **chunks = realloc(ep->chunks, (ep->n_chunks + 1) * sizeof(*chunks));
-
-		if (!chunk || !chunks)
-			out_of_memory();
-		ep->chunks = chunks;
-		ep->chunks[ep->n_chunks++] = chunk;
-		for (int i = 0; i < EP_CHUNK; i++) {
-			chunk[i].hnext = ep->free_ops;
-			ep->free_ops = &chunk[i];
-		}
-	}
-	op = ep->free_ops;
-	ep->free_ops = op->hnext;
-	memset(op, 0, sizeof(*op));
-	op->ud = sqe->user_data;
-	op->opcode = sqe->opcode;
-	op->fd = sqe->fd;
-	op->heap = NOT_TIMED;
-	op->skip_success = sqe->flags & IOSQE_CQE_SKIP_SUCCESS;
-	/* Pending from here on: ASYNC_CANCEL and POLL_REMOVE find it by user_data. */
-	if (ep->n_pending >= ep->hash_mask + 1)
-		hash_grow(ep);
-	unsigned b = hash_of(ep, op->ud);
-	op->hnext = ep->hash[b];
-	ep->hash[b] = op;
-	ep->n_pending++;
-	return op;
-}
-
-static struct ep_op *find(struct loop_ep *ep, uint64_t ud)
-{
-	for (struct ep_op *op = ep->hash[hash_of(ep, ud)]; op; op = op->hnext)
-		if (op->ud == ud)
-			return op;
-	return NULL;
-}
-
-static struct ep_fd *fd_at(struct loop_ep *ep, int fd)
-{
-	if ((unsigned)fd >= ep->n_fds) {
-		unsigned n = ep->n_fds ? ep->n_fds : 64;
-		struct ep_fd *f;
-
-		while (n <= (unsigned)fd)
-			n *= 2;
-		if (!(f = realloc(ep->fds, n * sizeof(*f))))
-			out_of_memory();
-		memset(f + ep->n_fds, 0, (n - ep->n_fds) * sizeof(*f));
-		ep->fds = f;
-		ep->n_fds = n;
-	}
-	return &ep->fds[fd];
-}
-
-static void heap_swap(struct loop_ep *ep, unsigned a, unsigned b)
-{
-	struct ep_op *t = ep->heap[a];
-
-	ep->heap[a] = ep->heap[b];
-	ep->heap[b] = t;
-	ep->heap[a]->heap = a;
-	ep->heap[b]->heap = b;
-}
-
-static void heap_up(struct loop_ep *ep, unsigned i)
-{
-	while (i && ep->heap[(i - 1) / 2]->due_ms > ep->heap[i]->due_ms) {
-		heap_swap(ep, i, (i - 1) / 2);
-		i = (i - 1) / 2;
-	}
-}
-
-static void heap_down(struct loop_ep *ep, unsigned i)
-{
-	for (;;) {
-		unsigned l = 2 * i + 1, r = l + 1, m = i;
-
-		if (l < ep->heap_n && ep->heap[l]->due_ms < ep->heap[m]->due_ms)
-			m = l;
-		if (r < ep->heap_n && ep->heap[r]->due_ms < ep->heap[m]->due_ms)
-			m = r;
-		if (m == i)
-			return;
-		heap_swap(ep, i, m);
-		i = m;
-	}
-}
-
-static void timer_add(struct loop_ep *ep, struct ep_op *op, uint64_t due_ms)
-{
-	if (ep->heap_n == ep->heap_cap) {
-		unsigned cap = ep->heap_cap ? ep->heap_cap * 2 : 64;
-		struct ep_op **h = realloc(ep->heap, cap * sizeof(*h));
-
-		if (!h)
-			out_of_memory();
-		ep->heap = h;
-		ep->heap_cap = cap;
-	}
-	op->due_ms = due_ms;
-	op->heap = ep->heap_n;
-	ep->heap[ep->heap_n++] = op;
-	heap_up(ep, op->heap);
-}
-
-static void timer_del(struct loop_ep *ep, struct ep_op *op)
-{
-	unsigned i = op->heap;
-
-	if (i == NOT_TIMED)
-		return;
-	op->heap = NOT_TIMED;
-	if (i != --ep->heap_n) {
-		ep->heap[i] = ep->heap[ep->heap_n];
-		ep->heap[i]->heap = i;
-		heap_down(ep, i);
-		heap_up(ep, i);
-	}
-}
-
-/*
- * Make epoll report at least `events` for fd (a registration may be
- * wider, see the top). 0 or -errno: EPERM is a descriptor epoll cannot
- * watch (a regular file: always ready), EBADF one that is not open.
- */
-static int set_reg(struct loop_ep *ep, int fd, struct ep_fd *f, uint32_t events)
-{
-	struct epoll_event ev = {.events = events, .data.fd = fd};
-
-	if (!events) {
-		if (f->reg && epoll_ctl(ep->epfd, EPOLL_CTL_DEL, fd, NULL) < 0 && errno != ENOENT &&
-		    errno != EBADF)
-			log_debug("epoll backend: EPOLL_CTL_DEL %d: %s", fd, strerror(errno));
-		f->reg = 0;
-		return 0;
-	}
-	/*
-	 * What we remember may be stale: the descriptor was closed (epoll
-	 * forgot it) and its number reused. Either way round, try the other.
-	 */
-	if (epoll_ctl(ep->epfd, f->reg ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, fd, &ev) < 0) {
-		int op = errno == ENOENT ? EPOLL_CTL_ADD : errno == EEXIST ? EPOLL_CTL_MOD : 0;
-		if (!op || epoll_ctl(ep->epfd, op, fd, &ev) < 0) {
-			f->reg = 0;
-			return -errno;
-		}
-	}
-	f->reg = events;
-	return 0;
-}
-
-static void fd_unlink(struct loop_ep *ep, struct ep_op *op)
-{
-	struct ep_fd *f;
-
-	if (!op->waiting)
-		return;
-	f = &ep->fds[op->fd];
-	if (op->fprev)
-		op->fprev->fnext = op->fnext;
-	else
-		f->head = op->fnext;
-	if (op->fnext)
-		op->fnext->fprev = op->fprev;
-	else
-		f->tail = op->fprev;
-	op->waiting = false;
-}
-
-/* Off every list, back to the free list; no completion posted. */
-static void drop(struct loop_ep *ep, struct ep_op *op)
-{
-	struct ep_op **pp = &ep->hash[hash_of(ep, op->ud)];
-
-	while (*pp != op)
-		pp = &(*pp)->hnext;
-	*pp = op->hnext;
-	ep->n_pending--;
-	fd_unlink(ep, op);
-	timer_del(ep, op);
-	op->hnext = ep->free_ops;
-	ep->free_ops = op;
-}
-
-/*
- * The operation is over with res: its CQE (unless skipped on success), and
- * what io_uring does to its link partner. A request that completes takes
- * its LINK_TIMEOUT with it (-ECANCELED); a LINK_TIMEOUT that expires
- * (-ETIME) cancels its request (-ECANCELED).
- */
-static void finish(struct loop_ep *ep, struct ep_op *op, int res)
-{
-	struct ep_op *partner = op->link;
-
-	if (!(op->skip_success && res >= 0))
-		post(ep, op->ud, res, 0);
-	if (partner) {
-		partner->link = NULL;
-		finish(ep, partner, -ECANCELED);
-	}
-	drop(ep, op);
-}
-
-/*
- * Wait for events on op->fd. false when it cannot (the descriptor is bad:
- * op completed with the error; or epoll cannot watch it: the caller runs
- * it now).
- */
-static bool wait_on(struct loop_ep *ep, struct ep_op *op, uint32_t events, bool *always_ready)
-{
-	struct ep_fd *f;
-	int ret;
-
-	*always_ready = false;
-	if (op->fd < 0) {
-		finish(ep, op, -EBADF);
-		return false;
-	}
-	f = fd_at(ep, op->fd);
-	/*
-	 * With nothing waiting on it, the descriptor may have been closed and
-	 * its number reused since we registered it (epoll then forgot the
-	 * old one): register again (one EPOLL_CTL_MOD, or ADD). Something
-	 * still waiting proves it open: only a wider mask needs a call.
-	 */
-	if (!f->head)
-		ret = set_reg(ep, op->fd, f, events);
-	else if ((f->reg & events) != events)
-		ret = set_reg(ep, op->fd, f, f->reg | events);
-	else
-		ret = 0;
-	if (ret < 0) {
-		if (ret == -EPERM) {
-			*always_ready = true;
-			return false;
-		}
-		finish(ep, op, ret);
-		return false;
-	}
-	op->events = events;
-	op->waiting = true;
-	op->fnext = NULL;
-	op->fprev = f->tail;
-	if (f->tail)
-		f->tail->fnext = op;
-	else
-		f->head = op;
-	f->tail = op;
-	return true;
 }
 
 /* --- the operations ---------------------------------------------------- */
@@ -442,10 +80,10 @@ static bool run_op(struct loop_ep *ep, struct ep_op *op, uint32_t ev)
 		if (!res)
 			return false;
 		if (op->multishot) {
-			post(ep, op->ud, (int)res, IORING_CQE_F_MORE);
+			ep_post(ep, op->ud, (int)res, IORING_CQE_F_MORE);
 			return false;
 		}
-		finish(ep, op, (int)res);
+		ep_finish(ep, op, (int)res);
 		return true;
 	}
 	case IORING_OP_ACCEPT:
@@ -458,10 +96,10 @@ static bool run_op(struct loop_ep *ep, struct ep_op *op, uint32_t ev)
 				return false;
 			/* An error ends a multishot accept, as it does on the ring. */
 			if (fd < 0 || !op->multishot) {
-				finish(ep, op, fd < 0 ? -errno : fd);
+				ep_finish(ep, op, fd < 0 ? -errno : fd);
 				return true;
 			}
-			post(ep, op->ud, fd, IORING_CQE_F_MORE);
+			ep_post(ep, op->ud, fd, IORING_CQE_F_MORE);
 		}
 		return false; /* more next turn: the other descriptors get their turn too */
 	case IORING_OP_CONNECT: {
@@ -472,7 +110,7 @@ static bool run_op(struct loop_ep *ep, struct ep_op *op, uint32_t ev)
 			err = errno;
 		if (!err && !(ev & (EPOLLOUT | EPOLLERR | EPOLLHUP)))
 			return false;
-		finish(ep, op, -err);
+		ep_finish(ep, op, -err);
 		return true;
 	}
 	case IORING_OP_RECV:
@@ -493,8 +131,9 @@ static bool run_op(struct loop_ep *ep, struct ep_op *op, uint32_t ev)
 				op->done += (uint32_t)n;
 				continue;
 			}
-			finish(ep, op,
-			       n < 0 ? (op->done ? (int)op->done : -errno) : (int)(op->done + n));
+			ep_finish(ep, op,
+			          n < 0 ? (op->done ? (int)op->done : -errno)
+			                : (int)(op->done + n));
 			return true;
 		}
 	case IORING_OP_RECVMSG:
@@ -507,7 +146,7 @@ static bool run_op(struct loop_ep *ep, struct ep_op *op, uint32_t ev)
 		while (n < 0 && errno == EINTR);
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			return false;
-		finish(ep, op, n < 0 ? -errno : (int)n);
+		ep_finish(ep, op, n < 0 ? -errno : (int)n);
 		return true;
 	}
 	case IORING_OP_READ:
@@ -521,7 +160,7 @@ static bool run_op(struct loop_ep *ep, struct ep_op *op, uint32_t ev)
 		while (n < 0 && errno == EINTR);
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			return false;
-		finish(ep, op, n < 0 ? -errno : (int)n);
+		ep_finish(ep, op, n < 0 ? -errno : (int)n);
 		return true;
 	default:
 		return false; /* TIMEOUT, LINK_TIMEOUT: their deadline runs them */
@@ -579,12 +218,12 @@ static void set_nonblocking(int fd)
 /* Cancel (ASYNC_CANCEL, POLL_REMOVE) the pending operation with user_data ud. */
 static int cancel(struct loop_ep *ep, uint64_t ud, bool polls_only)
 {
-	struct ep_op *op = find(ep, ud);
+	struct ep_op *op = ep_find(ep, ud);
 
 	if (!op || (polls_only && op->opcode != IORING_OP_POLL_ADD))
 		return -ENOENT;
 	op->skip_success = false;
-	finish(ep, op, -ECANCELED);
+	ep_finish(ep, op, -ECANCELED);
 	return 0;
 }
 
@@ -600,7 +239,7 @@ static void submit_one(struct loop *l, const struct io_uring_sqe *sqe,
 	switch (sqe->opcode) {
 	case IORING_OP_NOP:
 		if (!(sqe->flags & IOSQE_CQE_SKIP_SUCCESS))
-			post(ep, sqe->user_data, 0, 0);
+			ep_post(ep, sqe->user_data, 0, 0);
 		return;
 	case IORING_OP_ASYNC_CANCEL:
 	case IORING_OP_POLL_REMOVE: {
@@ -612,7 +251,7 @@ static void submit_one(struct loop *l, const struct io_uring_sqe *sqe,
 			unsupported(sqe, "a poll update");
 		res = cancel(ep, sqe->addr, sqe->opcode == IORING_OP_POLL_REMOVE);
 		if (!(res == 0 && (sqe->flags & IOSQE_CQE_SKIP_SUCCESS)))
-			post(ep, sqe->user_data, res, 0);
+			ep_post(ep, sqe->user_data, res, 0);
 		return;
 	}
 	case IORING_OP_POLL_ADD:
@@ -630,7 +269,7 @@ static void submit_one(struct loop *l, const struct io_uring_sqe *sqe,
 		unsupported(sqe, "this opcode");
 	}
 
-	op = new_op(ep, sqe);
+	op = ep_new_op(ep, sqe);
 	op->addr = (void *)(uintptr_t)sqe->addr;
 	op->len = sqe->len;
 	switch (sqe->opcode) {
@@ -674,9 +313,10 @@ static void submit_one(struct loop *l, const struct io_uring_sqe *sqe,
 		if (lt)
 			unsupported(sqe, "a linked TIMEOUT");
 		/* from now, as the kernel counts: l->now_ms is as old as the turn */
-		timer_add(ep, op,
-		          sqe->timeout_flags & IORING_TIMEOUT_ABS ? ms_of(sqe)
-		                                                  : clock_coarse_ms() + ms_of(sqe));
+		ep_timer_add(ep, op,
+		             sqe->timeout_flags & IORING_TIMEOUT_ABS
+		                     ? ms_of(sqe)
+		                     : clock_coarse_ms() + ms_of(sqe));
 		return;
 	}
 	if (lt) {
@@ -686,29 +326,29 @@ static void submit_one(struct loop *l, const struct io_uring_sqe *sqe,
 			unsupported(sqe, "a multishot request in a link");
 		if (lt->timeout_flags)
 			unsupported(lt, "a LINK_TIMEOUT with flags");
-		t = new_op(ep, lt);
+		t = ep_new_op(ep, lt);
 		t->link = op;
 		op->link = t;
-		timer_add(ep, t, clock_coarse_ms() + ms_of(lt));
+		ep_timer_add(ep, t, clock_coarse_ms() + ms_of(lt));
 	}
 	if (sqe->opcode == IORING_OP_CONNECT) {
 		/* The kernel copies the address now, as the ring does: the caller may free it. */
 		if (connect(op->fd, op->addr, (socklen_t)sqe->off) == 0) {
-			finish(ep, op, 0);
+			ep_finish(ep, op, 0);
 			return;
 		}
 		if (errno != EINPROGRESS && errno != EINTR) {
-			finish(ep, op, -errno);
+			ep_finish(ep, op, -errno);
 			return;
 		}
 	} else if (sqe->opcode != IORING_OP_POLL_ADD && !poll_first && run_op(ep, op, 0)) {
 		return; /* done at once, as a non-blocking call could */
 	}
-	if (!wait_on(ep, op, events_of(op), &always_ready) && always_ready) {
+	if (!ep_wait_on(ep, op, events_of(op), &always_ready) && always_ready) {
 		/* A regular file: never "not ready"; a poll on one completes once. */
 		op->multishot = false;
 		if (!run_op(ep, op, EPOLLIN | EPOLLOUT))
-			finish(ep, op, -EAGAIN);
+			ep_finish(ep, op, -EAGAIN);
 	}
 }
 
@@ -800,7 +440,7 @@ void loop_ep_submit(struct loop *l)
 /* A descriptor epoll reported: run what waits on it, then keep the registration honest. */
 static void on_ready(struct loop_ep *ep, int fd, uint32_t ev)
 {
-	struct ep_fd *f = fd_at(ep, fd);
+	struct ep_fd *f = ep_fd_at(ep, fd);
 	uint32_t waited = 0;
 
 	for (struct ep_op *op = f->head, *next; op; op = next) {
@@ -816,9 +456,9 @@ static void on_ready(struct loop_ep *ep, int fd, uint32_t ev)
 	 * served stays registered: it is usually re-armed at once.
 	 */
 	if (!waited)
-		set_reg(ep, fd, f, 0);
+		ep_set_reg(ep, fd, f, 0);
 	else if (ev & f->reg & ~waited & ~(uint32_t)(EPOLLERR | EPOLLHUP))
-		set_reg(ep, fd, f, f->reg & waited);
+		ep_set_reg(ep, fd, f, f->reg & waited);
 }
 
 int loop_ep_turn(struct loop *l, uint64_t wait_ms)
@@ -857,9 +497,9 @@ int loop_ep_turn(struct loop *l, uint64_t wait_ms)
 			/* A LINK_TIMEOUT expired: its request is cancelled, it reports -ETIME. */
 			op->link = req->link = NULL;
 			req->skip_success = false;
-			finish(ep, req, -ECANCELED);
+			ep_finish(ep, req, -ECANCELED);
 		}
-		finish(ep, op, -ETIME);
+		ep_finish(ep, op, -ETIME);
 	}
 	/*
 	 * The completions posted so far, as the ring's CQ holds them; those a

@@ -199,11 +199,19 @@ void worker_post(struct worker *w, unsigned msg);
  */
 int worker_send_fds(struct worker *w, unsigned seq, int *fds, unsigned n);
 void worker_post_plan(struct worker *w, struct worker_plan *p);
+/*
+ * worker_plan.c, on the worker's thread: the descriptors of message seq, in
+ * order (want of them, else 0; those of other messages are closed), and the
+ * plan main posted switched to (nothing when none waits).
+ */
+unsigned worker_take_fds(struct worker *w, unsigned seq, int *fds, unsigned want);
+void worker_apply_plan(struct worker *w);
+/* worker.c: this worker's share of pipe-memory, after the start and each reload. */
+void worker_set_memory_budget(struct worker *w);
 /* Main thread: drop its copies of the worker's listeners once the worker runs. */
 void worker_release_listeners(struct worker *w);
 void worker_destroy(struct worker *w);
 
-/* The shadowsocks salt filters srv's inbounds need (inbound_ss.c): 0 or -ENOMEM. */
 /*
  * The salt filters cfg's Shadowsocks inbounds need (one for AEAD, one for
  * 2022, shared by every worker and every inbound of that kind, kept across

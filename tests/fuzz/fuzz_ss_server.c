@@ -16,7 +16,7 @@
  *     header (its first two octets shift the timestamp and pick the length),
  *     so that everything behind the tags (addresses, padding, lengths) is
  *     what the fuzzer chose.
- * Fed whole, then in chunks the way conn.c feeds it (consumed bytes removed,
+ * Fed whole, then in chunks the way conn_hs.c feeds it (consumed bytes removed,
  * the buffer grown to want()); both runs must agree.
  */
 static const char psk32[] = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
