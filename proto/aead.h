@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* AEAD ciphers over wolfSSL (AES-GCM, ChaCha20-Poly1305, XChaCha20-Poly1305), in place, with the key schedule kept. */
+/* AEAD ciphers (AES-GCM and Poly1305 from wolfSSL, ChaCha20 from lib/chacha where the CPU has AVX2), in place, with the key schedule kept. */
 #ifndef SPLICED_AEAD_H
 #define SPLICED_AEAD_H
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Shadowsocks TCP framing: AEAD chunks (SIP004/SIP007), 2022 headers (SIP022), identity headers (SIP023). */
+/* Shadowsocks TCP framing: methods, keys, AEAD chunks (SIP004/SIP007), the stream code both framings share. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +8,7 @@
 #include "blake3.h"
 #include "ct.h"
 #include "shadowsocks.h"
+#include "shadowsocks_internal.h"
 
 static const struct ss_method_info methods[SS_METHOD_END] = {
         [SS_AES_128_GCM] = {"aes-128-gcm", AEAD_AES_128_GCM, 16, false},
@@ -25,12 +26,9 @@ const char ss_method_names[] = "aes-128-gcm, aes-256-gcm, chacha20-ietf-poly1305
                                "xchacha20-ietf-poly1305, 2022-blake3-aes-128-gcm, "
                                "2022-blake3-aes-256-gcm, 2022-blake3-chacha20-poly1305";
 
-/* SIP004's HKDF info, SIP022's and SIP023's BLAKE3 contexts. */
+/* SIP004's HKDF info, SIP022's BLAKE3 context of session subkeys. */
 static const char subkey_info[] = "ss-subkey";
 static const char ctx_session[] = "shadowsocks 2022 session subkey";
-static const char ctx_identity[] = "shadowsocks 2022 identity subkey";
-
-enum { TYPE_REQUEST = 0, TYPE_RESPONSE = 1 }; /* SIP022 HeaderTypeClientStream / ServerStream */
 
 enum ss_method ss_method_by_name(const char *name)
 {
@@ -44,32 +42,6 @@ enum ss_method ss_method_by_name(const char *name)
 const struct ss_method_info *ss_method_info(enum ss_method m)
 {
 	return m > 0 && m < SS_METHOD_END ? &methods[m] : NULL;
-}
-
-static uint16_t get_be16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static void put_be16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static uint64_t get_be64(const uint8_t *p)
-{
-	uint64_t v = 0;
-
-	for (int i = 0; i < 8; i++)
-		v = v << 8 | p[i];
-	return v;
-}
-
-static void put_be64(uint8_t *p, uint64_t v)
-{
-	for (int i = 7; i >= 0; i--, v >>= 8)
-		p[i] = (uint8_t)v;
 }
 
 /* --- keys ----------------------------------------------------------------- */
@@ -154,7 +126,7 @@ void ss_key_free(struct ss_key *k)
 }
 
 /* The subkey of one stream: HKDF-SHA1 (SIP004) or BLAKE3 derive_key over key | salt (SIP022). */
-static int subkey(struct aead_key *a, enum ss_method m, const uint8_t *key, const uint8_t *salt)
+int ss_subkey(struct aead_key *a, enum ss_method m, const uint8_t *key, const uint8_t *salt)
 {
 	const struct ss_method_info *mi = ss_method_info(m);
 	uint8_t sk[SS_SALT_MAX], km[2 * SS_SALT_MAX];
@@ -176,96 +148,9 @@ static int subkey(struct aead_key *a, enum ss_method m, const uint8_t *key, cons
 	return ret;
 }
 
-/* SIP023: the identity subkey of ipsk for this salt, the key of its identity header. */
-static int identity_subkey(uint8_t *out, size_t n, const uint8_t *ipsk, const uint8_t *salt)
-{
-	uint8_t km[2 * SS_SALT_MAX];
-	int ret;
-
-	memcpy(km, ipsk, n);
-	memcpy(km + n, salt, n);
-	ret = blake3_derive_key(out, n, ctx_identity, km, 2 * n);
-	explicit_bzero(km, sizeof(km));
-	return ret;
-}
-
-/* --- users of a multi-user 2022 server ------------------------------------- */
-
-int ss_users_add(struct ss_users *u, const char *name, const char *b64, size_t key_len)
-{
-	struct ss_user *v, e = {.name = name, .pass = b64};
-
-	if (ss_psk_decode(e.psk, key_len, b64) < 0 ||
-	    blake3_hash(e.id, sizeof(e.id), e.psk, key_len))
-		return -EINVAL;
-	v = realloc(u->v, (u->n + 1) * sizeof(*v));
-	if (!v) {
-		explicit_bzero(&e, sizeof(e));
-		return -ENOMEM;
-	}
-	u->v = v;
-	u->v[u->n++] = e;
-	explicit_bzero(&e, sizeof(e));
-	return 0;
-}
-
-static int cmp_id(const void *a, const void *b)
-{
-	return memcmp(((const struct ss_user *)a)->id, ((const struct ss_user *)b)->id, 16);
-}
-
-int ss_users_finish(struct ss_users *u)
-{
-	if (u->n)
-		qsort(u->v, u->n, sizeof(*u->v), cmp_id);
-	for (size_t i = 1; i < u->n; i++) {
-		if (cmp_id(&u->v[i - 1], &u->v[i]) == 0)
-			return -EEXIST;
-	}
-	return 0;
-}
-
-/*
- * Binary search on the decrypted identity: an attacker without the identity
- * key cannot choose it, so the comparisons it makes leak nothing useful.
- */
-const struct ss_user *ss_users_find(const struct ss_users *u, const uint8_t id[16])
-{
-	size_t lo = 0, hi = u ? u->n : 0;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = memcmp(id, u->v[mid].id, 16);
-
-		if (c == 0)
-			return &u->v[mid];
-		if (c < 0)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	return NULL;
-}
-
-void ss_users_free(struct ss_users *u)
-{
-	if (u->v)
-		explicit_bzero(u->v, u->n * sizeof(*u->v));
-	free(u->v);
-	u->v = NULL;
-	u->n = 0;
-}
-
 /* --- opening a stream ------------------------------------------------------ */
 
-enum open_phase {
-	OPEN_SALT = 0, /* the peer's salt, then its subkey */
-	OPEN_RESP_HDR, /* 2022 client: the response's fixed header (its first length chunk) */
-	OPEN_LEN,      /* a length chunk */
-	OPEN_PAYLOAD,  /* a payload chunk of `want` bytes */
-};
-
-static bool open_next(struct ss_open *o, uint8_t *p, size_t len)
+bool ss_open_next(struct ss_open *o, uint8_t *p, size_t len)
 {
 	bool ok = aead_open(&o->aead, o->nonce, NULL, 0, p, len, p + len);
 
@@ -273,15 +158,10 @@ static bool open_next(struct ss_open *o, uint8_t *p, size_t len)
 	return ok;
 }
 
-static int open_fail(struct ss_open *o, enum ss_error e)
+int ss_open_fail(struct ss_open *o, enum ss_error e)
 {
 	o->error = e;
 	return e == SS_ERR_AUTH ? -EBADMSG : e == SS_ERR_TIME ? -ETIME : -EPROTO;
-}
-
-static bool time_ok(uint64_t ts, uint64_t now)
-{
-	return ts <= now + SS22_TIME_WINDOW && now <= ts + SS22_TIME_WINDOW;
 }
 
 /*
@@ -302,43 +182,38 @@ static int open_stream(struct ss_open *o, const struct xform_ctx *ctx, uint8_t *
 		if (o->phase == OPEN_SALT) {
 			if (left < salt)
 				break;
-			if (subkey(&o->aead, o->method, o->psk, p) < 0)
-				return open_fail(o, SS_ERR_FORMAT);
+			if (ss_subkey(&o->aead, o->method, o->psk, p) < 0)
+				return ss_open_fail(o, SS_ERR_FORMAT);
 			memset(o->nonce, 0, sizeof(o->nonce));
 			off += salt;
 			o->phase = o->v2022 ? OPEN_RESP_HDR : OPEN_LEN;
 		} else if (o->phase == OPEN_RESP_HDR) {
-			/* SIP022 3.1.3: type 1, timestamp, request salt, length: the first length chunk. */
-			size_t hl = 1 + 8 + salt + 2;
+			size_t hl = SS22_RESP_HDR_LEN(salt) + SS_TAG;
+			int ret;
 
-			if (left < hl + SS_TAG)
+			if (left < hl)
 				break;
-			if (!open_next(o, p, hl))
-				return open_fail(o, SS_ERR_AUTH);
-			if (p[0] != TYPE_RESPONSE || !ct_equal(p + 9, salt, o->req_salt, salt))
-				return open_fail(o, SS_ERR_FORMAT);
-			if (!time_ok(get_be64(p + 1), ctx->unix_s))
-				return open_fail(o, SS_ERR_TIME);
-			o->want = get_be16(p + 9 + salt);
-			off += hl + SS_TAG;
-			o->phase = OPEN_PAYLOAD;
+			ret = ss22_open_response(o, ctx, p);
+			if (ret < 0)
+				return ret;
+			off += hl;
 		} else if (o->phase == OPEN_LEN) {
 			if (left < SS_LEN_BLOCK)
 				break;
-			if (!open_next(o, p, 2))
-				return open_fail(o, SS_ERR_AUTH);
+			if (!ss_open_next(o, p, 2))
+				return ss_open_fail(o, SS_ERR_AUTH);
 			o->want = get_be16(p);
 			/* SIP004: the top two bits are reserved, and ss-libev refuses 0 */
 			if (!o->v2022 && (o->want == 0 || o->want > SS_AEAD_PAYLOAD_MAX))
-				return open_fail(o, SS_ERR_FORMAT);
+				return ss_open_fail(o, SS_ERR_FORMAT);
 			off += SS_LEN_BLOCK;
 			o->phase = OPEN_PAYLOAD;
 		} else {
 			if (left < o->want + SS_TAG || n == max_iov ||
 			    (n > 0 && plain + o->want > max_plain))
 				break;
-			if (!open_next(o, p, o->want))
-				return open_fail(o, SS_ERR_AUTH);
+			if (!ss_open_next(o, p, o->want))
+				return ss_open_fail(o, SS_ERR_AUTH);
 			if (o->want) {
 				iov[n].iov_base = p;
 				iov[n++].iov_len = o->want;
@@ -355,7 +230,7 @@ static int open_stream(struct ss_open *o, const struct xform_ctx *ctx, uint8_t *
 
 /* --- sealing a stream ------------------------------------------------------ */
 
-static int seal_next(struct ss_seal *s, uint8_t *p, size_t len)
+int ss_seal_next(struct ss_seal *s, uint8_t *p, size_t len)
 {
 	int ret = aead_seal(&s->aead, s->nonce, NULL, 0, p, len, p + len);
 
@@ -364,16 +239,16 @@ static int seal_next(struct ss_seal *s, uint8_t *p, size_t len)
 }
 
 /* A length chunk and its payload chunk at p: [len | tag][payload | tag]. */
-static int seal_chunk(struct ss_seal *s, uint8_t *p, size_t n)
+int ss_seal_chunk(struct ss_seal *s, uint8_t *p, size_t n)
 {
 	put_be16(p, (uint16_t)n);
-	if (seal_next(s, p, 2) < 0)
+	if (ss_seal_next(s, p, 2) < 0)
 		return -EINVAL;
-	return seal_next(s, p + SS_LEN_BLOCK, n);
+	return ss_seal_next(s, p + SS_LEN_BLOCK, n);
 }
 
 /* Bytes in front of the first slot: what the stream's start carries. */
-static size_t headroom(const struct ss_seal *s)
+size_t ss_headroom(const struct ss_seal *s)
 {
 	size_t salt = s->salt_len;
 
@@ -410,7 +285,7 @@ static size_t first_max(const struct ss_seal *s)
  */
 static int layout(const struct ss_seal *s, size_t cap, size_t *off, size_t *room, int max)
 {
-	size_t pos = headroom(s), r;
+	size_t pos = ss_headroom(s), r;
 	int n = 0;
 
 	if (s->v2022) {
@@ -455,7 +330,7 @@ static size_t seal_room(const struct ss_seal *s, size_t cap)
 /* SIP004: [salt][address chunk (client)] then data chunks of at most 0x3FFF. */
 static int seal_aead(struct ss_seal *s, uint8_t *buf, size_t n, size_t *off, size_t *len)
 {
-	size_t pos = headroom(s), salt = s->salt_len;
+	size_t pos = ss_headroom(s), salt = s->salt_len;
 
 	*off = 0;
 	if (s->owes && (n || s->client)) {
@@ -463,7 +338,7 @@ static int seal_aead(struct ss_seal *s, uint8_t *buf, size_t n, size_t *off, siz
 		if (s->client) {
 			/* The target alone in the first chunk, as ss-local sends it. */
 			memcpy(buf + salt + SS_LEN_BLOCK, s->addr, s->addr_len);
-			if (seal_chunk(s, buf + salt, s->addr_len) < 0)
+			if (ss_seal_chunk(s, buf + salt, s->addr_len) < 0)
 				return -EINVAL;
 		}
 		s->owes = false;
@@ -474,72 +349,12 @@ static int seal_aead(struct ss_seal *s, uint8_t *buf, size_t n, size_t *off, siz
 	while (n) {
 		size_t k = n < SS_AEAD_PAYLOAD_MAX ? n : SS_AEAD_PAYLOAD_MAX;
 
-		if (seal_chunk(s, buf + pos, k) < 0)
+		if (ss_seal_chunk(s, buf + pos, k) < 0)
 			return -EINVAL;
 		pos += SS_LEN_BLOCK + k + SS_TAG;
 		n -= k;
 	}
 	*len = pos;
-	return 0;
-}
-
-/*
- * SIP022 3.1: a request starts [salt][EIH...][fixed header][variable header:
- * address, padding length, padding, first payload], built backwards from
- * the payload, which was received in place; a response [salt][type 1,
- * timestamp, request salt, length][payload]; then [length][payload] chunks.
- */
-static int seal_2022(struct ss_seal *s, const struct xform_ctx *ctx, uint8_t *buf, size_t n,
-                     size_t *off, size_t *len)
-{
-	size_t h = headroom(s), salt = s->salt_len;
-
-	*off = 0;
-	*len = 0;
-	if (!s->owes) {
-		if (!n)
-			return 0;
-		if (seal_chunk(s, buf, n) < 0)
-			return -EINVAL;
-		*len = SS_LEN_BLOCK + n + SS_TAG;
-		return 0;
-	}
-	if (!s->client) {
-		uint8_t *p = buf + salt;
-
-		if (!n) /* the response header always goes with payload */
-			return 0;
-		memcpy(buf, s->salt, salt);
-		p[0] = TYPE_RESPONSE;
-		put_be64(p + 1, ctx->unix_s);
-		memcpy(p + 9, s->req_salt, salt);
-		put_be16(p + 9 + salt, (uint16_t)n);
-		if (seal_next(s, p, 9 + salt + 2) < 0 || seal_next(s, buf + h, n) < 0)
-			return -EINVAL;
-		s->owes = false;
-		*len = h + n + SS_TAG;
-		return 0;
-	}
-	/* Pad a short first payload (SIP022 3.1.4: with none, padding is a must). */
-	size_t pad = n < SS22_PAD_MAX ? s->pad : 0;
-	size_t vlen = s->addr_len + 2 + pad + n;
-	uint8_t *var = buf + h - pad - 2 - s->addr_len;
-	uint8_t *fixed = var - SS22_FIXED_LEN - SS_TAG;
-	uint8_t *start = fixed - SS22_EIH_LEN * s->n_eih - salt;
-
-	memcpy(var, s->addr, s->addr_len);
-	put_be16(var + s->addr_len, (uint16_t)pad);
-	memset(var + s->addr_len + 2, 0, pad);
-	fixed[0] = TYPE_REQUEST;
-	put_be64(fixed + 1, ctx->unix_s);
-	put_be16(fixed + 9, (uint16_t)vlen);
-	if (seal_next(s, fixed, SS22_FIXED_LEN) < 0 || seal_next(s, var, vlen) < 0)
-		return -EINVAL;
-	memcpy(start, s->salt, salt);
-	memcpy(start + salt, s->eih, SS22_EIH_LEN * s->n_eih);
-	s->owes = false;
-	*off = (size_t)(start - buf);
-	*len = h + n + SS_TAG - *off;
 	return 0;
 }
 
@@ -560,7 +375,7 @@ static int x_seal(void *st, const struct xform_ctx *ctx, uint8_t *buf, size_t n,
 {
 	struct ss_seal *s = &((struct ss_leg *)st)->seal;
 
-	return s->v2022 ? seal_2022(s, ctx, buf, n, off, len) : seal_aead(s, buf, n, off, len);
+	return s->v2022 ? ss22_seal(s, ctx, buf, n, off, len) : seal_aead(s, buf, n, off, len);
 }
 
 static bool x_seal_owes(const void *st)
@@ -617,7 +432,7 @@ static int seal_init(struct ss_seal *s, enum ss_method m, const uint8_t *key,
 	memcpy(s->salt, rnd, s->salt_len);
 	/* 1..900: never zero, so a request without payload is still valid (SIP022 3.1.4) */
 	s->pad = (uint16_t)(1 + (rnd[SS_SALT_MAX] | rnd[SS_SALT_MAX + 1] << 8) % SS22_PAD_MAX);
-	return subkey(&s->aead, m, key, s->salt);
+	return ss_subkey(&s->aead, m, key, s->salt);
 }
 
 int ss_client_init(struct ss_leg *l, const struct ss_key *k, const struct proto_target *t,
@@ -637,21 +452,8 @@ int ss_client_init(struct ss_leg *l, const struct ss_key *k, const struct proto_
 	s->client = true;
 	s->addr_len = (uint16_t)socks5_addr_put_target(s->addr, t);
 	n = mi->key_len;
-	/* SIP023: header i carries BLAKE3(next PSK)[0..16] under iPSK i's identity subkey. */
-	for (unsigned i = 0; i < k->n_ipsk; i++) {
-		const uint8_t *next = i + 1 < k->n_ipsk ? k->ipsk[i + 1] : k->key;
-		uint8_t isk[SS_SALT_MAX], h[16];
-		int ret = identity_subkey(isk, n, k->ipsk[i], s->salt);
-
-		if (ret == 0)
-			ret = blake3_hash(h, sizeof(h), next, n);
-		if (ret == 0)
-			ret = aes_block_encrypt(isk, n, h, s->eih[i]);
-		explicit_bzero(isk, sizeof(isk));
-		if (ret < 0)
-			goto fail;
-	}
-	s->n_eih = k->n_ipsk;
+	if (k->n_ipsk && ss22_client_eih(s, k) < 0)
+		goto fail;
 	o->method = k->method;
 	o->salt_len = mi->key_len;
 	o->v2022 = mi->v2022;
@@ -665,15 +467,6 @@ fail:
 }
 
 /* --- the server's handshake ------------------------------------------------ */
-
-enum srv_phase {
-	SRV_HEAD = 0, /* salt (2022: identity header, fixed header) */
-	SRV_LEN,      /* AEAD: a length chunk of the address */
-	SRV_CHUNK,    /* AEAD: a payload chunk holding (part of) the address */
-	SRV_VAR,      /* 2022: the variable header */
-	SRV_DONE,
-	SRV_FAILED,
-};
 
 void ss_server_init(struct ss_server *s, const struct ss_key *k)
 {
@@ -719,7 +512,7 @@ size_t ss_server_buf_max(enum ss_method m)
 	return mi && mi->v2022 ? SS22_PAYLOAD_MAX + SS_TAG : SS_AEAD_PAYLOAD_MAX + SS_TAG;
 }
 
-static enum proto_res srv_fail(struct ss_server *s, enum ss_error e)
+enum proto_res ss_srv_fail(struct ss_server *s, enum ss_error e)
 {
 	s->error = e;
 	s->phase = SRV_FAILED;
@@ -732,76 +525,15 @@ static enum proto_res srv_fail(struct ss_server *s, enum ss_error e)
  * follow the chunk's tag, so that [early plaintext][wire bytes] is what the
  * caller has after *used.
  */
-static enum proto_res srv_request(struct ss_server *s, uint8_t *p, size_t tail, size_t *off)
+enum proto_res ss_srv_request(struct ss_server *s, uint8_t *p, size_t tail, size_t *off)
 {
 	if (socks5_addr_get(s->addr, &s->target) < 0)
-		return srv_fail(s, SS_ERR_FORMAT);
+		return ss_srv_fail(s, SS_ERR_FORMAT);
 	memmove(p + SS_TAG, p, tail);
 	*off += SS_TAG;
 	s->early = (uint32_t)tail;
 	s->phase = SRV_DONE;
 	return PROTO_REQUEST;
-}
-
-/* 2022: salt, identity header (with users), fixed header, all at the front of buf. */
-static enum proto_res srv_head_2022(struct ss_server *s, uint8_t *p)
-{
-	size_t salt = s->in.salt_len, eih = s->users ? SS22_EIH_LEN : 0;
-	uint8_t *fixed = p + salt + eih;
-
-	memcpy(s->salt, p, salt);
-	memcpy(s->psk, s->key->key, salt);
-	if (s->users) {
-		uint8_t isk[SS_SALT_MAX], id[16];
-		int ret = identity_subkey(isk, salt, s->key->key, s->salt);
-
-		if (ret == 0)
-			ret = aes_block_decrypt(isk, salt, p + salt, id);
-		explicit_bzero(isk, sizeof(isk));
-		s->user = ret == 0 ? ss_users_find(s->users, id) : NULL;
-		if (!s->user)
-			return srv_fail(s, SS_ERR_USER);
-		memcpy(s->psk, s->user->psk, salt);
-	}
-	if (subkey(&s->in.aead, s->in.method, s->psk, s->salt) < 0)
-		return srv_fail(s, SS_ERR_FORMAT);
-	memset(s->in.nonce, 0, sizeof(s->in.nonce));
-	if (!open_next(&s->in, fixed, SS22_FIXED_LEN))
-		return srv_fail(s, SS_ERR_AUTH);
-	if (fixed[0] != TYPE_REQUEST)
-		return srv_fail(s, SS_ERR_FORMAT); /* a response reflected back at us */
-	if (!time_ok(get_be64(fixed + 1), s->now))
-		return srv_fail(s, SS_ERR_TIME);
-	s->in.want = get_be16(fixed + 9);
-	/* the variable header holds at least an IPv4 target and the padding length */
-	if (s->in.want < SOCKS5_ADDR_MIN + 2)
-		return srv_fail(s, SS_ERR_FORMAT);
-	s->phase = SRV_VAR;
-	return s->users ? PROTO_AUTH : PROTO_NEED_MORE;
-}
-
-/* 2022: the variable header: target, padding length, padding, first payload. */
-static enum proto_res srv_var_2022(struct ss_server *s, uint8_t *p, size_t *off)
-{
-	size_t vlen = s->in.want, pad;
-	long alen;
-
-	if (!open_next(&s->in, p, vlen))
-		return srv_fail(s, SS_ERR_AUTH);
-	alen = socks5_addr_len(p, vlen);
-	/* SIP022 3.1.4: the header (padding included) ends within the header chunk */
-	if (alen <= 0 || (size_t)alen + 2 > vlen)
-		return srv_fail(s, SS_ERR_FORMAT);
-	pad = get_be16(p + alen);
-	if (pad > SS22_PAD_MAX || (size_t)alen + 2 + pad > vlen)
-		return srv_fail(s, SS_ERR_FORMAT);
-	/* ... and carries payload or padding */
-	if (pad == 0 && (size_t)alen + 2 == vlen)
-		return srv_fail(s, SS_ERR_FORMAT);
-	memcpy(s->addr, p, (size_t)alen);
-	s->addr_len = (uint16_t)alen;
-	*off += (size_t)alen + 2 + pad;
-	return srv_request(s, p + alen + 2 + pad, vlen - (size_t)alen - 2 - pad, off);
 }
 
 /* AEAD: a payload chunk; its bytes go to the address until that is complete. */
@@ -810,22 +542,22 @@ static enum proto_res srv_chunk_aead(struct ss_server *s, uint8_t *p, size_t *of
 	size_t n = s->in.want, take = SS_ADDR_MAX - s->addr_len;
 	long need;
 
-	if (!open_next(&s->in, p, n))
-		return srv_fail(s, SS_ERR_AUTH);
+	if (!ss_open_next(&s->in, p, n))
+		return ss_srv_fail(s, SS_ERR_AUTH);
 	if (take > n)
 		take = n;
 	memcpy(s->addr + s->addr_len, p, take);
 	/* the length as soon as it is known, which may be before the bytes are all here */
 	need = socks5_addr_len(s->addr, s->addr_len + take);
 	if (need < 0)
-		return srv_fail(s, SS_ERR_FORMAT);
+		return ss_srv_fail(s, SS_ERR_FORMAT);
 	if (need > 0 && (size_t)need <= s->addr_len + take) {
 		/* complete: need - addr_len of this chunk's bytes were address */
 		size_t mine = (size_t)need - s->addr_len;
 
 		s->addr_len = (uint16_t)need;
 		*off += mine;
-		return srv_request(s, p + mine, n - mine, off);
+		return ss_srv_request(s, p + mine, n - mine, off);
 	}
 	s->addr_len = (uint16_t)(s->addr_len + take);
 	*off += n + SS_TAG;
@@ -845,23 +577,23 @@ enum proto_res ss_server_feed(struct ss_server *s, uint8_t *buf, size_t len, siz
 		switch (s->phase) {
 		case SRV_HEAD:
 			if (s->in.v2022) {
-				r = srv_head_2022(s, p);
+				r = ss22_srv_head(s, p);
 			} else {
 				memcpy(s->salt, p, want);
-				if (subkey(&s->in.aead, s->in.method, s->key->key, s->salt) < 0)
-					r = srv_fail(s, SS_ERR_FORMAT);
+				if (ss_subkey(&s->in.aead, s->in.method, s->key->key, s->salt) < 0)
+					r = ss_srv_fail(s, SS_ERR_FORMAT);
 				memset(s->in.nonce, 0, sizeof(s->in.nonce));
 				s->phase = SRV_LEN;
 			}
 			break;
 		case SRV_LEN:
-			if (!open_next(&s->in, p, 2)) {
-				r = srv_fail(s, SS_ERR_AUTH);
+			if (!ss_open_next(&s->in, p, 2)) {
+				r = ss_srv_fail(s, SS_ERR_AUTH);
 				break;
 			}
 			s->in.want = get_be16(p);
 			if (s->in.want == 0 || s->in.want > SS_AEAD_PAYLOAD_MAX)
-				r = srv_fail(s, SS_ERR_FORMAT);
+				r = ss_srv_fail(s, SS_ERR_FORMAT);
 			s->phase = SRV_CHUNK;
 			break;
 		case SRV_CHUNK:
@@ -869,7 +601,7 @@ enum proto_res ss_server_feed(struct ss_server *s, uint8_t *buf, size_t len, siz
 			want = 0;
 			break;
 		case SRV_VAR:
-			r = srv_var_2022(s, p, &off);
+			r = ss22_srv_var(s, p, &off);
 			want = 0;
 			break;
 		}
@@ -885,7 +617,7 @@ enum proto_res ss_server_feed(struct ss_server *s, uint8_t *buf, size_t len, siz
 enum proto_res ss_server_auth_result(struct ss_server *s, bool ok)
 {
 	if (!ok)
-		return srv_fail(s, SS_ERR_USER);
+		return ss_srv_fail(s, SS_ERR_USER);
 	return PROTO_REPLY; /* nothing to send: feed again */
 }
 

@@ -12,7 +12,8 @@ import sys
 MODES = [("1", "up"), ("1", "down"), ("4", "up"), ("4", "down")]
 MODE_NAME = {("1", "up"): "1 stream ↑", ("1", "down"): "1 stream ↓",
              ("4", "up"): "4 streams ↑", ("4", "down"): "4 streams ↓"}
-LABEL = {"none": "no proxy (ceiling)", "socks5": "spliced SOCKS5 → direct (no crypto)"}
+LABEL = {"none": "no proxy (ceiling)", "socks5": "spliced SOCKS5 → direct (no crypto)",
+         "chain": "spliced SOCKS5 → spliced SOCKS5 → direct (two hops, no crypto)"}
 
 
 def load(path):
@@ -172,6 +173,13 @@ def table(path):
         r = statistics.median(c22) / statistics.median(cpl)
         lines.append(f"conn/s over SS-2022 (2022-blake3-aes-128-gcm): {statistics.median(c22):.0f} vs "
                      f"plain SOCKS5 → direct {statistics.median(cpl):.0f} = {r:.2f}× (≥ 0.8×: {verdict(r >= 0.8)})")
+    cch = [r["cps"] for r in cps if r["target"] == "chain" and "cps" in r]
+    if c22 and cch:
+        r = statistics.median(c22) / statistics.median(cch)
+        lines.append(f"reference: SS-2022 conn/s {statistics.median(c22):.0f} vs the plain two-hop chain "
+                     f"(spliced SOCKS5 → spliced SOCKS5 → direct) {statistics.median(cch):.0f} = {r:.2f}×; "
+                     f"the chain against one hop: "
+                     f"{statistics.median(cch) / statistics.median(cpl):.2f}×" if cpl else "")
     for d in ("up", "down"):
         v = med("spliced/aes-128-gcm", "1", d)
         if v:

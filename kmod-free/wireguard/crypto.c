@@ -193,12 +193,12 @@ void wg_aead_seal(uint8_t *dst, const uint8_t *src, size_t len, const void *ad, 
 {
 	uint8_t iv[CHACHA20_POLY1305_AEAD_IV_SIZE];
 
-	/* The vector ChaCha20 where the CPU has it (see chacha.h for why). */
-	if (wg_chacha_fast()) {
-		wg_chacha20poly1305_seal(dst, src, len, ad, adlen, nonce, key);
+	nonce96(iv, nonce);
+	/* The vector ChaCha20 where the CPU has it (lib/chacha.h says why). */
+	if (chacha_fast()) {
+		chacha_aead_seal(dst, src, len, ad, adlen, iv, key, dst + len);
 		return;
 	}
-	nonce96(iv, nonce);
 	wc_ChaCha20Poly1305_Encrypt(key, iv, ad ? ad : empty_buf, (word32)adlen,
 	                            len ? src : empty_buf, (word32)len, len ? dst : empty_buf,
 	                            dst + len);
@@ -210,14 +210,15 @@ bool wg_aead_open(uint8_t *dst, const uint8_t *src, size_t len, const void *ad, 
 	uint8_t iv[CHACHA20_POLY1305_AEAD_IV_SIZE], tag[WG_AEAD_TAG_LEN];
 	size_t plen;
 
-	if (wg_chacha_fast())
-		return wg_chacha20poly1305_open(dst, src, len, ad, adlen, nonce, key);
 	if (len < WG_AEAD_TAG_LEN)
 		return false;
 	plen = len - WG_AEAD_TAG_LEN;
+	nonce96(iv, nonce);
+	/* (authenticates before it writes a byte: the tag is read before dst is touched) */
+	if (chacha_fast())
+		return chacha_aead_open(dst, src, plen, ad, adlen, iv, key, src + plen);
 	/* Copy the tag out first: an in-place decrypt may overwrite it when dst < src. */
 	memcpy(tag, src + plen, WG_AEAD_TAG_LEN);
-	nonce96(iv, nonce);
 	return wc_ChaCha20Poly1305_Decrypt(key, iv, ad ? ad : empty_buf, (word32)adlen,
 	                                   plen ? src : empty_buf, (word32)plen, tag,
 	                                   plen ? dst : empty_buf) == 0;

@@ -61,10 +61,10 @@ else
 fi
 proto_src=("$top/proto/proto.c" "$top/proto/dns.c" "$top/proto/socks5.c" "$top/proto/socks5_addr.c" "$top/proto/socks5_udp.c" "$top/proto/http_connect.c" "$top/proto/http_forward.c" "$top/proto/http_client.c" "$top/proto/http_get.c" "$top"/lib/{base64,ct,log,sockaddr,stats}.c)
 # The WireGuard targets (fuzz_wg_*) also compile kmod-free/wireguard, tun/netlink.c and lib/'s
-# ChaCha core (HChaCha20, the block function's rounds), and link
+# ChaCha20 (HChaCha20, the block function's rounds, the vector routines), and link
 # the bundled wolfSSL (scripts/build-wolfssl, cached) or else the system one, and libmnl.
-wg_src=("$top"/kmod-free/wireguard/{allowedips,chacha,cookie,counter,crypto,index,noise,peer,ratelimiter,receive,rx_split,timers,wgconf,uapi,uapi_server}.c "$top/tun/netlink.c"
-	"$top/lib/chacha_core.c")
+wg_src=("$top"/kmod-free/wireguard/{allowedips,cookie,counter,crypto,index,noise,peer,ratelimiter,receive,rx_split,timers,wgconf,uapi,uapi_server}.c "$top/tun/netlink.c"
+	"$top"/lib/{chacha,chacha_core}.c)
 if wolf_prefix=$("$top/scripts/build-wolfssl" --quiet 2>/dev/null) && [ -n "$wolf_prefix" ]; then
 	wolf_flags=(-I"$wolf_prefix/include" "$wolf_prefix/lib/libwolfssl.a" -lm -lpthread)
 else
@@ -78,7 +78,7 @@ tun_src=("$top"/tun/{offload,packet}.c -I"$top/tun")
 tun_nat_src=("$top"/tun/{nat,packet}.c "$top/lib/siphash.c" -I"$top/tun" -lpthread)
 # The Shadowsocks targets (fuzz_ss_*), and the config parser that makes Shadowsocks keys, compile
 # proto/'s crypto (over wolfSSL) and lib/'s ChaCha core.
-ss_src=("$top"/proto/{aead,blake3,shadowsocks}.c "$top/lib/chacha_core.c" "${wolf_flags[@]}")
+ss_src=("$top"/proto/{aead,blake3,shadowsocks,shadowsocks_2022}.c "$top"/lib/{chacha,chacha_core}.c "${wolf_flags[@]}")
 # fuzz_config compiles the relay/ config parser and users tables, and links inih.
 config_src=("$top"/relay/{config,config_inbound,config_keys,config_main,config_outbound,config_ss,config_stats,config_tun,config_value,users}.c -I"$top/relay" -linih "${ss_src[@]}")
 # fuzz_users compiles the users tables alone.

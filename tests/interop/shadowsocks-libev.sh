@@ -12,33 +12,15 @@ need_spliced
 need ss-local ss-server
 
 CIPHERS="aes-128-gcm aes-256-gcm chacha20-ietf-poly1305 xchacha20-ietf-poly1305"
-N=$((64 << 20))
-head -c "$N" /dev/urandom >"$T_TMP/up"
-head -c "$N" /dev/urandom >"$T_TMP/down"
+. "$(dirname "$0")/lib/shadowsocks.sh"
 
-declare -A SP CP LP RP PW
-srv= cli=
+declare -A LP
 i=0
 for m in $CIPHERS; do
 	i=$((i + 1))
 	SP[$m]=$(free_port) CP[$m]=$(free_port) LP[$m]=$(free_port) RP[$m]=$(free_port)
 	PW[$m]="libev-$m-$RANDOM"
-	srv+="[inbound s$i]
-type = shadowsocks
-listen = 127.0.0.1:${SP[$m]}
-method = $m
-password = ${PW[$m]}
-"
-	cli+="[inbound c$i]
-type = socks5
-listen = 127.0.0.1:${CP[$m]}
-outbound = o$i
-[outbound o$i]
-type = shadowsocks
-server = 127.0.0.1:${RP[$m]}
-method = $m
-password = ${PW[$m]}
-"
+	ss_sections "$i" "$m"
 	# ss-local: a SOCKS5 front to spliced's server; ss-server: where spliced's client goes
 	ss-local -s 127.0.0.1 -p "${SP[$m]}" -b 127.0.0.1 -l "${LP[$m]}" -k "${PW[$m]}" -m "$m" \
 		>"$T_TMP/ss-local-$i.log" 2>&1 &
@@ -56,30 +38,9 @@ for m in $CIPHERS; do
 		{ fail "start/$m" "ss-local or ss-server did not start"; finish; }
 done
 
-# transfer NAME SOCKS-PORT: 64 MiB up, then 64 MiB down, through the SOCKS5 port.
-transfer() {
-	local name=$1 port=$2 t0=$SECONDS rc
-	XFER_IN=$T_TMP/down XFER_OUT=$T_TMP/got-up
-	if ! xfer_server T -- 127.0.0.1 0 --once --no-half-close --after-eof --expect "$N"; then
-		fail "$name" "target did not start"
-		return
-	fi
-	timeout 120 "$XFER" connect --no-half-close --expect "$N" --socks5 127.0.0.1:"$port" 127.0.0.1 "$T_PORT" \
-		<"$T_TMP/up" >"$T_TMP/got-down" 2>"$T_TMP/cli.err"
-	rc=$?
-	wait_pid "$T_PID" 10
-	if [ $rc -eq 0 ] && cmp -s "$T_TMP/up" "$T_TMP/got-up" && cmp -s "$T_TMP/down" "$T_TMP/got-down"; then
-		pass "$name"
-		echo "# $name: 2 x 64 MiB in $((SECONDS - t0)) s"
-	else
-		fail "$name" "client exit $rc; up $(stat -c %s "$T_TMP/got-up") down $(stat -c %s "$T_TMP/got-down") bytes; $(tr '\n' ' ' <"$T_TMP/cli.err") target: $(tr '\n' ' ' <"$T_ERR")"
-	fi
-	XFER_IN=/dev/null XFER_OUT=/dev/null
-}
-
 for m in $CIPHERS; do
-	transfer "ss-local-to-spliced/$m" "${LP[$m]}"
-	transfer "spliced-to-ss-server/$m" "${CP[$m]}"
+	ss_transfer "ss-local-to-spliced/$m" "${LP[$m]}"
+	ss_transfer "spliced-to-ss-server/$m" "${CP[$m]}"
 done
 
 # ss-local with another password: spliced's server answers nothing, and nothing reaches a target.

@@ -11,35 +11,18 @@ need_spliced
 need v2ray
 
 CIPHERS="aes-128-gcm aes-256-gcm chacha20-ietf-poly1305"
-N=$((64 << 20))
-head -c "$N" /dev/urandom >"$T_TMP/up"
-head -c "$N" /dev/urandom >"$T_TMP/down"
+. "$(dirname "$0")/lib/shadowsocks.sh"
 
 # One v2ray: per cipher a socks inbound whose shadowsocks outbound is spliced's server, and a
 # shadowsocks inbound (for spliced's client) going out direct.
-declare -A SP CP VP RP PW
-srv= cli= vin= vout= vrules=
+declare -A VP
+vin= vout= vrules=
 i=0
 for m in $CIPHERS; do
 	i=$((i + 1))
 	SP[$m]=$(free_port) CP[$m]=$(free_port) VP[$m]=$(free_port) RP[$m]=$(free_port)
 	PW[$m]="v2ray-$m-$RANDOM"
-	srv+="[inbound s$i]
-type = shadowsocks
-listen = 127.0.0.1:${SP[$m]}
-method = $m
-password = ${PW[$m]}
-"
-	cli+="[inbound c$i]
-type = socks5
-listen = 127.0.0.1:${CP[$m]}
-outbound = o$i
-[outbound o$i]
-type = shadowsocks
-server = 127.0.0.1:${RP[$m]}
-method = $m
-password = ${PW[$m]}
-"
+	ss_sections "$i" "$m"
 	vin+="{\"tag\": \"socks$i\", \"listen\": \"127.0.0.1\", \"port\": ${VP[$m]}, \"protocol\": \"socks\", \"settings\": {\"udp\": false}},
 	      {\"tag\": \"ss$i\", \"listen\": \"127.0.0.1\", \"port\": ${RP[$m]}, \"protocol\": \"shadowsocks\",
 	       \"settings\": {\"method\": \"$m\", \"password\": \"${PW[$m]}\", \"network\": \"tcp\"}},"
@@ -72,30 +55,9 @@ for m in $CIPHERS; do
 		{ fail "start/$m" "v2ray did not listen"; finish; }
 done
 
-# transfer NAME SOCKS-PORT: 64 MiB up, then 64 MiB down, through the SOCKS5 port.
-transfer() {
-	local name=$1 port=$2 t0=$SECONDS rc
-	XFER_IN=$T_TMP/down XFER_OUT=$T_TMP/got-up
-	if ! xfer_server T -- 127.0.0.1 0 --once --no-half-close --after-eof --expect "$N"; then
-		fail "$name" "target did not start"
-		return
-	fi
-	timeout 120 "$XFER" connect --no-half-close --expect "$N" --socks5 127.0.0.1:"$port" 127.0.0.1 "$T_PORT" \
-		<"$T_TMP/up" >"$T_TMP/got-down" 2>"$T_TMP/cli.err"
-	rc=$?
-	wait_pid "$T_PID" 10
-	if [ $rc -eq 0 ] && cmp -s "$T_TMP/up" "$T_TMP/got-up" && cmp -s "$T_TMP/down" "$T_TMP/got-down"; then
-		pass "$name"
-		echo "# $name: 2 x 64 MiB in $((SECONDS - t0)) s"
-	else
-		fail "$name" "client exit $rc; up $(stat -c %s "$T_TMP/got-up") down $(stat -c %s "$T_TMP/got-down") bytes; $(tr '\n' ' ' <"$T_TMP/cli.err") target: $(tr '\n' ' ' <"$T_ERR")"
-	fi
-	XFER_IN=/dev/null XFER_OUT=/dev/null
-}
-
 for m in $CIPHERS; do
-	transfer "v2ray-to-spliced/$m" "${VP[$m]}"
-	transfer "spliced-to-v2ray/$m" "${CP[$m]}"
+	ss_transfer "v2ray-to-spliced/$m" "${VP[$m]}"
+	ss_transfer "spliced-to-v2ray/$m" "${CP[$m]}"
 done
 
 stop_spliced "$CLI_PID" >/dev/null

@@ -251,7 +251,7 @@ static void test_chacha20_poly1305_rfc8439(void)
  * wolfSSL 5.5.4 leaves XChaCha out of a build with its ARMv8 assembly
  * (settings.h undefines HAVE_XCHACHA under WOLFSSL_ARMASM); the XChaCha
  * cases are then SKIPs. WireGuard's cookies do not depend on it: they use
- * spliced's own HChaCha20 construction (test_wg_crypto, test_wg_chacha).
+ * spliced's own HChaCha20 construction (test_wg_crypto, test_chacha).
  */
 #ifdef HAVE_XCHACHA
 /* draft-irtf-cfrg-xchacha-03 appendix A.3.1: AEAD_XChaCha20_Poly1305. */
