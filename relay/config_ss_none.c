@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Shadowsocks left out of this build (meson -Dshadowsocks=disabled): a section asking for it is refused. */
 #include "config_internal.h"
-#include "users.h"
 
 /*
  * The error names the section's type line; the section's other keys
@@ -30,21 +29,4 @@ void config_ss_close_outbound(struct parser *p, struct outbound *o)
 	(void)o;
 	_Static_assert((int)OUT_TYPE == (int)IN_TYPE, "both tables start with type");
 	refuse(p);
-}
-
-size_t users_ss_psk_bad(const struct inbound *in, const char *pass)
-{
-	(void)in, (void)pass;
-	return 0;
-}
-
-int users_ss_build(struct users *u, const struct inbound *in, FILE *err)
-{
-	(void)u, (void)in, (void)err;
-	return 0;
-}
-
-void users_ss_free(struct users *u)
-{
-	(void)u;
 }

@@ -62,7 +62,7 @@ int users_add(struct users *u, const char *name, size_t name_len, const char *pa
 void users_sort(struct users *u);
 
 /*
- * A Shadowsocks 2022 inbound's users (config_ss.c; config_ss_none.c in a
+ * A Shadowsocks 2022 inbound's users (users_ss.c; users_ss_none.c in a
  * build without Shadowsocks, where no such inbound gets this far): the key
  * length a password fails to decode to as a PSK, 0 when it is one or in
  * is no 2022 inbound; the identity-header table built into u->ss (0 or

@@ -80,9 +80,9 @@ tun_nat_src=("$top"/tun/{nat,packet}.c "$top/lib/siphash.c" -I"$top/tun" -lpthre
 # proto/'s crypto (over wolfSSL) and lib/'s ChaCha core.
 ss_src=("$top"/proto/{aead,blake3,shadowsocks,shadowsocks_2022}.c "$top"/lib/{chacha,chacha_core}.c "${wolf_flags[@]}")
 # fuzz_config compiles the relay/ config parser and users tables, and links inih.
-config_src=("$top"/relay/{config,config_inbound,config_keys,config_main,config_outbound,config_ss,config_stats,config_tun,config_value,users}.c -I"$top/relay" -linih "${ss_src[@]}")
+config_src=("$top"/relay/{config,config_inbound,config_keys,config_main,config_outbound,config_ss,config_stats,config_tun,config_value,users,users_ss}.c -I"$top/relay" -linih "${ss_src[@]}")
 # fuzz_users compiles the users tables alone.
-users_src=("$top/relay/users.c" -I"$top/relay" "${ss_src[@]}")
+users_src=("$top"/relay/{users,users_ss}.c -I"$top/relay" "${ss_src[@]}")
 cflags=(-g -O1 -fno-omit-frame-pointer -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror
 	-I"$top/proto" -I"$top/lib" -I"$here" -fsanitize=address,undefined -fno-sanitize-recover=undefined)
 
