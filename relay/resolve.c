@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,32 +48,14 @@ struct query {
 	uint32_t slot, gen;
 };
 
-/*
- * ares_library_init() runs once, at the first lookup of any worker (it is
- * not thread-safe by itself, hence the once): like the channels, it waits
- * until a name needs resolving, so an idle process never faults in c-ares'
- * code. ARES_SUCCESS until it has run.
- */
-static pthread_once_t lib_once = PTHREAD_ONCE_INIT;
-static int lib_rc = ARES_SUCCESS;
-static bool lib_done;
-
-static void lib_init(void)
-{
-	lib_rc = ares_library_init(ARES_LIB_INIT_ALL);
-	lib_done = lib_rc == ARES_SUCCESS;
-}
-
 int resolver_global_init(void)
 {
-	return 0;
+	return ares_library_init(ARES_LIB_INIT_ALL) == ARES_SUCCESS ? 0 : -ENOMEM;
 }
 
-/* After every worker has stopped. */
 void resolver_global_cleanup(void)
 {
-	if (lib_done)
-		ares_library_cleanup();
+	ares_library_cleanup();
 }
 
 static struct rsock *find(struct resolver *r, int fd)
@@ -247,11 +228,6 @@ static int channel_init(struct resolver *r)
 	struct ares_options o = {0};
 	int rc;
 
-	pthread_once(&lib_once, lib_init);
-	if (lib_rc != ARES_SUCCESS) {
-		log_error("resolver: %s", ares_strerror(lib_rc));
-		return -ENOMEM;
-	}
 	o.sock_state_cb = sock_state;
 	o.sock_state_cb_data = r;
 	/*

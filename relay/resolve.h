@@ -43,7 +43,7 @@ struct resolver {
 	uint64_t lookups, failures;
 };
 
-/* Once per process, before any resolver: 0 (c-ares' own set-up waits for the first lookup). */
+/* Once per process, before any resolver: 0 or -ENOMEM (each worker's channel waits for its first lookup). */
 int resolver_global_init(void);
 void resolver_global_cleanup(void);
 
