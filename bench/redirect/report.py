@@ -7,7 +7,9 @@ With DAT, also the chart's data for bench/chart.py (throughput medians per redir
 Medians over the rounds with the range (min-max); CPU-seconds per GB are the redirector's
 own (utime + stime of its process tree over each iperf3 run, per GB iperf3 moved). Then the
 issue's targets: spliced's redirect inbound >= 1.5x redsocks' throughput at <= 0.5x its CPU
-per GB, both through the same socks5 upstream, in the same run.
+per GB, both through the same socks5 upstream, in the same run, against each redsocks row:
+`redsocks` as Debian configures it (it splices) and `redsocks-copy` (splice = off, the
+copying relay the issue's target was written against).
 """
 import json, statistics as st, sys
 
@@ -53,17 +55,22 @@ for s, d in modes:
 print()
 print("## Targets")
 print()
-if "spliced" in targets and "redsocks" in targets:
+for peer in ("redsocks", "redsocks-copy"):
+    if "spliced" not in targets or peer not in targets:
+        continue
+    print("Against %s:" % peer)
+    print()
     for s, d in modes:
-        a, b = pick("spliced", s, d), pick("redsocks", s, d)
+        a, b = pick("spliced", s, d), pick(peer, s, d)
         if not a or not b:
             continue
         tq = st.median([r["gbps"] for r in a]) / st.median([r["gbps"] for r in b])
         cq = st.median([per_gb(r) for r in a]) / st.median([per_gb(r) for r in b])
-        print("- %d stream%s %s: throughput spliced/redsocks **%.2fx** (target >= 1.5: %s), "
+        print("- %d stream%s %s: throughput spliced/%s **%.2fx** (target >= 1.5: %s), "
               "CPU per GB **%.2fx** (target <= 0.5: %s)"
-              % (s, "" if s == 1 else "s", d, tq, "met" if tq >= 1.5 else "NOT met", cq,
+              % (s, "" if s == 1 else "s", d, peer, tq, "met" if tq >= 1.5 else "NOT met", cq,
                  "met" if cq <= 0.5 else "NOT met"))
+    print()
 
 if len(sys.argv) > 2:
     with open(sys.argv[2], "w") as f:
@@ -73,7 +80,8 @@ if len(sys.argv) > 2:
         f.write("unit: Gbit/s\n")
         f.write("series: " + " | ".join("%d stream%s %s" % (s, "" if s == 1 else "s", d) for s, d in modes) + "\n")
         names = {"none": "no proxy (kernel forwarding)", "spliced": "spliced redirect, socks5",
-                 "redsocks": "redsocks, socks5", "spliced-direct": "spliced redirect, direct"}
+                 "redsocks": "redsocks, socks5 (splice)",
+                 "redsocks-copy": "redsocks, socks5, splice = off", "spliced-direct": "spliced redirect, direct"}
         for t in targets:
             vals = []
             for s, d in modes:
