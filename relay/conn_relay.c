@@ -2,6 +2,8 @@
 /* The relay between two connected legs: a pump per direction, half-close, and what an error in one direction leaves to the other. */
 #include <errno.h>
 #include <linux/sockios.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -19,12 +21,25 @@ void conn_dir_release(struct conn *c, int d)
 	xform_dir_release(&w->xbufs, &c->dir[d]);
 }
 
-/* Bytes our kernel still holds for the peer of fd (unsent, or sent and not acknowledged). */
+/*
+ * Bytes our kernel still holds for the peer of fd (unsent, or sent and not
+ * acknowledged). A leg that was reset has none it can deliver, but SIOCOUTQ
+ * still counts them (it is write_seq - snd_una, which the reset does not
+ * rewind): without the state check, a client that aborted a download held
+ * its connection, and the target's bytes in our receive buffers, for the
+ * whole linger time instead of passing the reset on at once.
+ */
 static bool unacked(int fd)
 {
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
 	int n = 0;
 
-	return fd >= 0 && ioctl(fd, SIOCOUTQ, &n) == 0 && n > 0;
+	if (fd < 0)
+		return false;
+	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) == 0 && ti.tcpi_state == TCP_CLOSE)
+		return false;
+	return ioctl(fd, SIOCOUTQ, &n) == 0 && n > 0;
 }
 
 /*

@@ -59,6 +59,8 @@ hello=$T_TMP/hello
 printf 'hello' >"$hello"
 big=$T_TMP/big
 head -c $((4 * 1024 * 1024)) /dev/urandom >"$big"
+huge=$T_TMP/huge
+head -c $((16 * 1024 * 1024)) /dev/urandom >"$huge"
 
 # A control run without spliced: the same tools must see the reset directly, otherwise the
 # checks below would prove nothing.
@@ -121,6 +123,31 @@ for inb in socks5 forward shadowsocks; do
 			echo "# $inb: target leg closed ${ms} ms after the client connected ($(grep -o 'END=[a-z-]*' "$S_ERR"))"
 		else
 			fail "$inb-client-reset-closes-target" "target exit $src: $(tr '\n' ' ' <"$S_ERR")"
+		fi
+	fi
+
+	# 3b. The same while the target streams 16 MiB, so spliced holds bytes for the client that
+	# the client never acknowledges: the reset must still be passed on at once. Those bytes
+	# count in SIOCOUTQ even after the reset; when that was taken for "still delivering", the
+	# target leg stayed open for the whole 2 s linger time.
+	XFER_IN=$huge
+	if xfer_server S -- 127.0.0.1 "$TPORT" --once --no-half-close; then
+		# shellcheck disable=SC2046
+		o=$(timeout 10 "$XFER" connect --no-half-close --reset-after 5 $(via $inb) </dev/null 2>&1 >/dev/null)
+		rc=$?
+		t0=$(date +%s%N)
+		wait_pid "$S_PID" 5
+		src=$?
+		ms=$((($(date +%s%N) - t0) / 1000000))
+		if [ $rc -ne 0 ] || ! grep -q 'END=reset-sent' <<<"$o"; then
+			fail "$inb-client-abort-download-prompt" "client did not get to reset: exit $rc: $(tr '\n' ' ' <<<"$o")"
+		elif [ $src -eq 124 ]; then
+			fail "$inb-client-abort-download-prompt" "target still connected 5 s after the client reset"
+		elif [ "$ms" -ge 1000 ]; then
+			fail "$inb-client-abort-download-prompt" "target leg closed ${ms} ms after the client's reset (want < 1000: the linger is 2000)"
+		else
+			pass "$inb-client-abort-download-prompt"
+			echo "# $inb: target leg closed ${ms} ms after the client's reset ($(grep -o 'END=[a-z-]*' "$S_ERR"))"
 		fi
 	fi
 done
