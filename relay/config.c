@@ -120,6 +120,27 @@ static int find_named(struct parser *p, enum section_kind kind, const char *name
 	return 0;
 }
 
+/* Room for one more zeroed inbound or outbound; false (after the error) when out of memory. */
+static bool grow_section(struct parser *p, enum section_kind kind)
+{
+	struct config *c = p->c;
+	bool in = kind == SEC_INBOUND;
+	size_t n = in ? c->n_inbounds : c->n_outbounds;
+	size_t size = in ? sizeof(*c->inbounds) : sizeof(*c->outbounds);
+	char *a = realloc(in ? (void *)c->inbounds : (void *)c->outbounds, (n + 1) * size);
+
+	if (!a) {
+		config_err(p, p->line, NULL, "out of memory");
+		return false;
+	}
+	memset(a + n * size, 0, size);
+	if (in)
+		c->inbounds = (struct inbound *)a;
+	else
+		c->outbounds = (struct outbound *)a;
+	return true;
+}
+
 static void open_named(struct parser *p, enum section_kind kind, const char *name)
 {
 	size_t *n = kind == SEC_INBOUND ? &p->c->n_inbounds : &p->c->n_outbounds;
@@ -144,6 +165,8 @@ static void open_named(struct parser *p, enum section_kind kind, const char *nam
 		           kind == SEC_INBOUND ? CONFIG_MAX_INBOUNDS : CONFIG_MAX_OUTBOUNDS);
 		return;
 	}
+	if (!grow_section(p, kind))
+		return;
 	p->idx = (*n)++;
 	if (kind == SEC_INBOUND) {
 		struct inbound *in = cur_in(p);
@@ -470,6 +493,8 @@ static void add_implicit(struct parser *p, const char *name, enum outbound_type 
 		           name, CONFIG_MAX_OUTBOUNDS);
 		return;
 	}
+	if (!grow_section(p, SEC_OUTBOUND))
+		return;
 	o = &p->c->outbounds[p->c->n_outbounds++];
 	snprintf(o->name, sizeof(o->name), "%s", name);
 	o->type = type;
@@ -664,6 +689,8 @@ void config_free(struct config *c)
 	for (size_t i = 0; i < c->n_users; i++)
 		free(c->users[i].name);
 	free(c->users);
+	free(c->inbounds);
+	free(c->outbounds);
 	free(c->stats_allow);
 	free(c->rules);
 	free(c->file);

@@ -232,9 +232,11 @@ struct config {
 	int user_line;
 	int main_line; /* where [main] starts (0: no [main]), for a reload's messages */
 	/* sections */
-	struct inbound inbounds[CONFIG_MAX_INBOUNDS];
+	/* grown a section at a time (at most CONFIG_MAX_*): sized for the maximum,
+	 * the two tables were 81 KiB of every configuration, zeroed and resident */
+	struct inbound *inbounds;
 	size_t n_inbounds;
-	struct outbound outbounds[CONFIG_MAX_OUTBOUNDS];
+	struct outbound *outbounds;
 	size_t n_outbounds;
 	struct rule *rules;
 	size_t n_rules;

@@ -203,7 +203,9 @@ void loop_register(struct loop *l, enum loop_kind kind, const struct loop_module
 
 static int grow(struct loop *l)
 {
-	uint32_t cap = l->cap ? l->cap * 2 : 1024;
+	/* 64 to start: an idle loop holds its listeners and timers, not 1,024
+	 * slots (16 KiB of tables, written through here, so resident) */
+	uint32_t cap = l->cap ? l->cap * 2 : 64;
 	void *p;
 
 	if (cap > LOOP_SLOT_MAX + 1u)
