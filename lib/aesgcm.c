@@ -316,6 +316,29 @@ T_VEC static bool open_x86(const struct aesgcm_key *k, const uint8_t *iv, const 
 
 static int level_in_use;
 
+#if AESGCM_VAES
+#include <cpuid.h>
+
+/*
+ * CPUID, not __builtin_cpu_supports: older clang knows no "vaes" there.
+ * Leaf 1: AES-NI, PCLMULQDQ, OSXSAVE; leaf 7: AVX-512F/BW/VL, VAES,
+ * VPCLMULQDQ; XCR0: the OS saves the SSE, AVX and AVX-512 state.
+ */
+static bool cpu_has_vaes512(void)
+{
+	unsigned a, b, c, d, lo, hi;
+
+	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_AES) || !(c & bit_PCLMUL) ||
+	    !(c & bit_OSXSAVE))
+		return false;
+	__asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+	if ((lo & 0xe6) != 0xe6 || !__get_cpuid_count(7, 0, &a, &b, &c, &d))
+		return false;
+	return (b & (1u << 16)) && (b & (1u << 30)) && (b & (1u << 31)) && (c & (1u << 9)) &&
+	       (c & (1u << 10));
+}
+#endif
+
 bool aesgcm_select(int level)
 {
 	if (level == 0) {
@@ -323,11 +346,7 @@ bool aesgcm_select(int level)
 		return true;
 	}
 #if AESGCM_VAES
-	__builtin_cpu_init();
-	if (level == 1 && __builtin_cpu_supports("aes") && __builtin_cpu_supports("pclmul") &&
-	    __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-	    __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("vaes") &&
-	    __builtin_cpu_supports("vpclmulqdq")) {
+	if (level == 1 && cpu_has_vaes512()) {
 		level_in_use = 1;
 		return true;
 	}
