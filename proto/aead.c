@@ -10,10 +10,13 @@
 #include <wolfssl/wolfcrypt/md5.h>
 
 #include "aead.h"
+#include "aesgcm.h"
 #include "chacha.h"
 #include "chacha_core.h"
 
 _Static_assert(sizeof(Aes) <= AEAD_CTX_BYTES, "AEAD_CTX_BYTES holds wolfSSL's Aes");
+_Static_assert(sizeof(struct aesgcm_key) <= AEAD_CTX_BYTES,
+               "AEAD_CTX_BYTES holds lib/aesgcm's key");
 
 /* wolfSSL takes a non-NULL pointer even for zero bytes. */
 static const uint8_t empty[1];
@@ -37,6 +40,11 @@ static Aes *aes_of(struct aead_key *k)
 	return (Aes *)(void *)k->ctx;
 }
 
+static struct aesgcm_key *gcm_of(struct aead_key *k)
+{
+	return (struct aesgcm_key *)(void *)k->ctx;
+}
+
 int aead_key_init(struct aead_key *k, enum aead_alg alg, const uint8_t *key)
 {
 	size_t len = aead_key_len(alg);
@@ -47,7 +55,14 @@ int aead_key_init(struct aead_key *k, enum aead_alg alg, const uint8_t *key)
 	k->alg = alg;
 	k->key_len = (uint8_t)len;
 	k->nonce_len = (uint8_t)aead_nonce_len(alg);
-	if (alg == AEAD_AES_128_GCM || alg == AEAD_AES_256_GCM) {
+	if ((alg == AEAD_AES_128_GCM || alg == AEAD_AES_256_GCM) && aesgcm_fast()) {
+		/* lib/aesgcm's VAES-512 routines: key schedule and powers of H once per key */
+		if (aesgcm_init(gcm_of(k), key, len) != 0) {
+			aead_key_wipe(k);
+			return -EINVAL;
+		}
+		k->own_gcm = true;
+	} else if (alg == AEAD_AES_128_GCM || alg == AEAD_AES_256_GCM) {
 		if (wc_AesInit(aes_of(k), NULL, INVALID_DEVID) != 0)
 			return -EINVAL;
 		k->live = true;
@@ -112,6 +127,11 @@ int aead_seal(struct aead_key *k, const uint8_t *nonce, const uint8_t *ad, size_
 	switch (k->alg) {
 	case AEAD_AES_128_GCM:
 	case AEAD_AES_256_GCM:
+		if (k->own_gcm) {
+			aesgcm_seal(gcm_of(k), nonce, a, adlen, p, p, len, tag);
+			ret = 0;
+			break;
+		}
 		ret = wc_AesGcmEncrypt(aes_of(k), p, p, (word32)len, nonce, 12, tag, AEAD_TAG_LEN,
 		                       a, (word32)adlen);
 		break;
@@ -140,6 +160,10 @@ bool aead_open(struct aead_key *k, const uint8_t *nonce, const uint8_t *ad, size
 	switch (k->alg) {
 	case AEAD_AES_128_GCM:
 	case AEAD_AES_256_GCM:
+		if (k->own_gcm) {
+			ret = aesgcm_open(gcm_of(k), nonce, a, adlen, p, p, len, tag) ? 0 : -1;
+			break;
+		}
 		ret = wc_AesGcmDecrypt(aes_of(k), p, p, (word32)len, nonce, 12, tag, AEAD_TAG_LEN,
 		                       a, (word32)adlen);
 		break;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* AEAD ciphers (AES-GCM and Poly1305 from wolfSSL, ChaCha20 from lib/chacha where the CPU has AVX2), in place, with the key schedule kept. */
+/* AEAD ciphers (AES-GCM from lib/aesgcm where the CPU has VAES-512, else wolfSSL; ChaCha20 from lib/chacha where it has AVX2), in place, with the key schedule kept. */
 #ifndef SPLICED_AEAD_H
 #define SPLICED_AEAD_H
 
@@ -35,7 +35,8 @@ struct aead_key {
 	_Alignas(16) unsigned char ctx[AEAD_CTX_BYTES];
 	enum aead_alg alg;
 	uint8_t key_len, nonce_len;
-	bool live; /* ctx holds a wolfSSL object to free */
+	bool live;    /* ctx holds a wolfSSL object to free */
+	bool own_gcm; /* ctx holds lib/aesgcm's key (VAES-512), not wolfSSL's Aes */
 };
 
 size_t aead_key_len(enum aead_alg alg);
@@ -55,8 +56,8 @@ int aead_seal(struct aead_key *k, const uint8_t *nonce, const uint8_t *ad, size_
               uint8_t *buf, size_t len, uint8_t tag[AEAD_TAG_LEN]);
 /*
  * Check tag and decrypt buf[0..len) in place. False when the tag does not
- * match (buf then holds garbage: never use it). The comparison is wolfSSL's
- * constant-time one.
+ * match (buf then holds garbage: never use it). The comparison is constant
+ * time (wolfSSL's or lib/aesgcm's).
  */
 bool aead_open(struct aead_key *k, const uint8_t *nonce, const uint8_t *ad, size_t adlen,
                uint8_t *buf, size_t len, const uint8_t tag[AEAD_TAG_LEN]);

@@ -278,29 +278,58 @@ static size_t first_max(const struct ss_seal *s)
 }
 
 /*
+ * The largest chunk this sender makes. SIP004 caps AEAD chunks at 0x3FFF;
+ * SIP022 allows 0xFFFF, but a receiver can pass nothing on before a whole
+ * chunk has arrived and been authenticated, so a 64 KiB chunk makes the
+ * next hop wait for all of it (and carry a cut one across reads). 16 KiB:
+ * four to a 64 KiB read, the receiver opens and forwards the first while
+ * the rest are on the way, at one more length block (18 bytes) per 16 KiB.
+ */
+static size_t chunk_max(const struct ss_seal *s)
+{
+	return s->v2022 ? SS22_CHUNK : SS_AEAD_PAYLOAD_MAX;
+}
+
+/*
  * Where plaintext lands in an empty buffer of cap bytes: offsets and rooms
- * of at most max slots. AEAD: as many 0x3FFF-byte chunks as fit, each with
- * its length chunk before and tag after, so that full slots are back to
- * back on the wire; 2022: one chunk of up to 64 KiB.
+ * of at most max slots: as many chunks of chunk_max() as fit, each with its
+ * length chunk before and tag after, so that full slots are back to back on
+ * the wire. A 2022 stream's first chunk is its header's (one slot of up to
+ * 64 KiB, its length in the header).
  */
 static int layout(const struct ss_seal *s, size_t cap, size_t *off, size_t *room, int max)
 {
-	size_t pos = ss_headroom(s), r;
+	size_t pos = ss_headroom(s), r, cmax = chunk_max(s);
 	int n = 0;
 
-	if (s->v2022) {
-		size_t before = s->owes ? 0 : SS_LEN_BLOCK; /* the request's goes in its header */
-
-		off[0] = pos + before;
-		room[0] = slot_room(pos, cap, before, first_max(s));
+	if (s->v2022 && s->owes) {
+		off[0] = pos;
+		room[0] = slot_room(pos, cap, 0, first_max(s));
 		return 1;
 	}
-	while (n < max && (r = slot_room(pos, cap, SS_LEN_BLOCK, SS_AEAD_PAYLOAD_MAX))) {
+	while (n < max && (r = slot_room(pos, cap, SS_LEN_BLOCK, cmax))) {
 		off[n] = pos + SS_LEN_BLOCK;
 		room[n++] = r;
 		pos += SS_LEN_BLOCK + r + SS_TAG;
 	}
 	return n;
+}
+
+/* n plaintext bytes in the slots from pos on: seal them as chunks; the end of the last. */
+int ss_seal_chunks(struct ss_seal *s, uint8_t *buf, size_t pos, size_t n, size_t *end)
+{
+	size_t cmax = chunk_max(s);
+
+	while (n) {
+		size_t k = n < cmax ? n : cmax;
+
+		if (ss_seal_chunk(s, buf + pos, k) < 0)
+			return -EINVAL;
+		pos += SS_LEN_BLOCK + k + SS_TAG;
+		n -= k;
+	}
+	*end = pos;
+	return 0;
 }
 
 enum { SLOTS_MAX = 8 };
@@ -346,16 +375,7 @@ static int seal_aead(struct ss_seal *s, uint8_t *buf, size_t n, size_t *off, siz
 		*len = 0; /* a server's salt waits for its first payload */
 		return 0;
 	}
-	while (n) {
-		size_t k = n < SS_AEAD_PAYLOAD_MAX ? n : SS_AEAD_PAYLOAD_MAX;
-
-		if (ss_seal_chunk(s, buf + pos, k) < 0)
-			return -EINVAL;
-		pos += SS_LEN_BLOCK + k + SS_TAG;
-		n -= k;
-	}
-	*len = pos;
-	return 0;
+	return ss_seal_chunks(s, buf, pos, n, len);
 }
 
 /* --- the xform ops --------------------------------------------------------- */

@@ -37,6 +37,7 @@ enum ss_limits {
 	SS_CHUNK_OVERHEAD = 2 * SS_TAG + 2,
 	SS_AEAD_PAYLOAD_MAX = 0x3FFF,  /* SIP004: the top two length bits are reserved */
 	SS22_PAYLOAD_MAX = 0xFFFF,     /* SIP022 section 3.1.2 */
+	SS22_CHUNK = 16 << 10,         /* the 2022 chunks spliced makes after the first */
 	SS22_PAD_MAX = 900,            /* SIP022 section 3.1.3 MaxPaddingLength */
 	SS22_FIXED_LEN = 1 + 8 + 2,    /* request fixed header: type, timestamp, length */
 	SS22_TIME_WINDOW = 30,         /* seconds: an older or newer header is a replay */

@@ -150,14 +150,8 @@ int ss22_seal(struct ss_seal *s, const struct xform_ctx *ctx, uint8_t *buf, size
 
 	*off = 0;
 	*len = 0;
-	if (!s->owes) {
-		if (!n)
-			return 0;
-		if (ss_seal_chunk(s, buf, n) < 0)
-			return -EINVAL;
-		*len = SS_LEN_BLOCK + n + SS_TAG;
-		return 0;
-	}
+	if (!s->owes)
+		return ss_seal_chunks(s, buf, 0, n, len);
 	if (!s->client) {
 		uint8_t *p = buf + salt;
 

@@ -66,6 +66,8 @@ bool ss_open_next(struct ss_open *o, uint8_t *p, size_t len);
 int ss_seal_next(struct ss_seal *s, uint8_t *p, size_t len);
 /* A length chunk and its payload chunk at p: [len | tag][payload | tag]. */
 int ss_seal_chunk(struct ss_seal *s, uint8_t *p, size_t n);
+/* n plaintext bytes in the slots from pos on, sealed as chunks of the stream's size; *end after the last. */
+int ss_seal_chunks(struct ss_seal *s, uint8_t *buf, size_t pos, size_t n, size_t *end);
 /* Record why a stream failed; the xform error for it. */
 int ss_open_fail(struct ss_open *o, enum ss_error e);
 /* Bytes in front of the first slot: what the stream's start carries. */

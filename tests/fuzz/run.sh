@@ -78,7 +78,11 @@ tun_src=("$top"/tun/{offload,packet}.c -I"$top/tun")
 tun_nat_src=("$top"/tun/{nat,packet}.c "$top/lib/siphash.c" -I"$top/tun" -lpthread)
 # The Shadowsocks targets (fuzz_ss_*), and the config parser that makes Shadowsocks keys, compile
 # proto/'s crypto (over wolfSSL) and lib/'s ChaCha core.
-ss_src=("$top"/proto/{aead,blake3,shadowsocks,shadowsocks_2022}.c "$top"/lib/{chacha,chacha_core}.c "${wolf_flags[@]}")
+# lib/aesgcm's VAES-512 routines where the host is x86-64 (meson decides this for the real build).
+aesgcm_vaes=0
+[ "$(uname -m)" = x86_64 ] && aesgcm_vaes=1
+ss_src=("$top"/proto/{aead,blake3,shadowsocks,shadowsocks_2022}.c "$top"/lib/{aesgcm,chacha,chacha_core}.c
+	-DAESGCM_VAES=$aesgcm_vaes "${wolf_flags[@]}")
 # fuzz_config compiles the relay/ config parser and users tables, and links inih.
 config_src=("$top"/relay/{config,config_inbound,config_keys,config_main,config_outbound,config_ss,config_stats,config_tun,config_value,users,users_ss}.c -I"$top/relay" -linih "${ss_src[@]}")
 # fuzz_users compiles the users tables alone.

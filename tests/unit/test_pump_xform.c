@@ -317,7 +317,7 @@ static void run_64mib(enum ss_method m)
 	T_EQ_INT(during, 0);
 	printf("# %s: 64 MiB, %llu wire bytes, %lu allocations during the transfer (%llu chunks)\n",
 	       ss_method_info(m)->name, (unsigned long long)ch.da.bytes, during,
-	       (unsigned long long)(64 * MIB / (ss_method_info(m)->v2022 ? 65535 : 16383)));
+	       (unsigned long long)(64 * MIB / (ss_method_info(m)->v2022 ? SS22_CHUNK : 16383)));
 #endif
 	chain_close(&ch);
 }
