@@ -3,6 +3,7 @@
 #ifndef SPLICED_TESTS_T_H
 #define SPLICED_TESTS_T_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +66,21 @@ static int t_failed_case __attribute__((unused)), t_pass __attribute__((unused))
 		}                                              \
 		fflush(stdout);                                \
 	} while (0)
+
+/* Decode a hex string into out (at most cap bytes); returns the length. */
+static inline size_t t_unhex(uint8_t *out, size_t cap, const char *hex)
+{
+	size_t n = 0;
+
+	for (; hex[0] && hex[1] && n < cap; hex += 2) {
+		unsigned int b;
+
+		if (sscanf(hex, "%2x", &b) != 1)
+			break;
+		out[n++] = (uint8_t)b;
+	}
+	return n;
+}
 
 static inline int t_finish(void)
 {

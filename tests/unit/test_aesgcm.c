@@ -10,6 +10,7 @@
 #include <wolfssl/wolfcrypt/aes.h>
 
 #include "aesgcm.h"
+#include "gcm_vectors.h"
 #include "t.h"
 
 T_SUITE("aesgcm");
@@ -24,81 +25,18 @@ static void fill(uint8_t *p, size_t n)
 	}
 }
 
-static size_t unhex(uint8_t *out, size_t cap, const char *s)
-{
-	size_t n = strlen(s) / 2;
-
-	for (size_t i = 0; i < n && i < cap; i++) {
-		unsigned v;
-
-		sscanf(s + 2 * i, "%2x", &v);
-		out[i] = (uint8_t)v;
-	}
-	return n;
-}
-
-/*
- * The GCM spec's test cases (McGrew-Viega, the NIST CAVP examples): AES-128
- * and AES-256, empty plaintext, no AAD, AAD with 60-byte (not a multiple of
- * 16) plaintext.
- */
-static const struct gcm_vec {
-	const char *name, *k, *iv, *p, *a, *c, *t;
-} vecs[] = {
-        {"tc1", "00000000000000000000000000000000", "000000000000000000000000", "", "", "",
-         "58e2fccefa7e3061367f1d57a4e7455a"},
-        {"tc2", "00000000000000000000000000000000", "000000000000000000000000",
-         "00000000000000000000000000000000", "", "0388dace60b6a392f328c2b971b2fe78",
-         "ab6e47d42cec13bdf53a67b21257bddf"},
-        {"tc3", "feffe9928665731c6d6a8f9467308308", "cafebabefacedbaddecaf888",
-         "d9313225f88406e5a55909c5aff5269a86a7a9531534f7da2e4c303d8a318a72"
-         "1c3c0c95956809532fcf0e2449a6b525b16aedf5aa0de657ba637b391aafd255",
-         "",
-         "42831ec2217774244b7221b784d0d49ce3aa212f2c02a4e035c17e2329aca12e"
-         "21d514b25466931c7d8f6a5aac84aa051ba30b396a0aac973d58e091473f5985",
-         "4d5c2af327cd64a62cf35abd2ba6fab4"},
-        {"tc4", "feffe9928665731c6d6a8f9467308308", "cafebabefacedbaddecaf888",
-         "d9313225f88406e5a55909c5aff5269a86a7a9531534f7da2e4c303d8a318a72"
-         "1c3c0c95956809532fcf0e2449a6b525b16aedf5aa0de657ba637b39",
-         "feedfacedeadbeeffeedfacedeadbeefabaddad2",
-         "42831ec2217774244b7221b784d0d49ce3aa212f2c02a4e035c17e2329aca12e"
-         "21d514b25466931c7d8f6a5aac84aa051ba30b396a0aac973d58e091",
-         "5bc94fbc3221a5db94fae95ae7121a47"},
-        {"tc13", "0000000000000000000000000000000000000000000000000000000000000000",
-         "000000000000000000000000", "", "", "", "530f8afbc74536b9a963b4f1c4cb738b"},
-        {"tc14", "0000000000000000000000000000000000000000000000000000000000000000",
-         "000000000000000000000000", "00000000000000000000000000000000", "",
-         "cea7403d4d606b6e074ec5d3baf39d18", "d0d1c8a799996bf0265b98b5d48ab919"},
-        {"tc15", "feffe9928665731c6d6a8f9467308308feffe9928665731c6d6a8f9467308308",
-         "cafebabefacedbaddecaf888",
-         "d9313225f88406e5a55909c5aff5269a86a7a9531534f7da2e4c303d8a318a72"
-         "1c3c0c95956809532fcf0e2449a6b525b16aedf5aa0de657ba637b391aafd255",
-         "",
-         "522dc1f099567d07f47f37a32a84427d643a8cdcbfe5c0c97598a2bd2555d1aa"
-         "8cb08e48590dbb3da7b08b1056828838c5f61e6393ba7a0abcc9f662898015ad",
-         "b094dac5d93471bdec1a502270e3cc6c"},
-        {"tc16", "feffe9928665731c6d6a8f9467308308feffe9928665731c6d6a8f9467308308",
-         "cafebabefacedbaddecaf888",
-         "d9313225f88406e5a55909c5aff5269a86a7a9531534f7da2e4c303d8a318a72"
-         "1c3c0c95956809532fcf0e2449a6b525b16aedf5aa0de657ba637b39",
-         "feedfacedeadbeeffeedfacedeadbeefabaddad2",
-         "522dc1f099567d07f47f37a32a84427d643a8cdcbfe5c0c97598a2bd2555d1aa"
-         "8cb08e48590dbb3da7b08b1056828838c5f61e6393ba7a0abcc9f662",
-         "76fc6ece0f4e1768cddf8853bb2d551b"},
-};
-
 static void test_spec_vectors(void)
 {
-	for (size_t i = 0; i < sizeof(vecs) / sizeof(vecs[0]); i++) {
-		const struct gcm_vec *v = &vecs[i];
+	for (size_t i = 0; i < sizeof(gcm_vecs) / sizeof(gcm_vecs[0]); i++) {
+		const struct gcm_vec *v = &gcm_vecs[i];
 		uint8_t k[32], iv[12], p[64], a[20], c[64], want_c[64], t[16], want_t[16], back[64];
-		size_t kn = unhex(k, sizeof(k), v->k), pn = unhex(p, sizeof(p), v->p);
-		size_t an = unhex(a, sizeof(a), v->a);
+		size_t kn = t_unhex(k, sizeof(k), v->k), pn = t_unhex(p, sizeof(p), v->p);
+		size_t an = t_unhex(a, sizeof(a), v->a);
 		struct aesgcm_key key;
 
-		unhex(iv, sizeof(iv), v->iv);
-		unhex(want_c, sizeof(want_c), v->c);
-		unhex(want_t, sizeof(want_t), v->t);
+		t_unhex(iv, sizeof(iv), v->iv);
+		t_unhex(want_c, sizeof(want_c), v->c);
+		t_unhex(want_t, sizeof(want_t), v->t);
 		T_EQ_INT(aesgcm_init(&key, k, kn), 0);
 		aesgcm_seal(&key, iv, an ? a : NULL, an, c, pn ? p : NULL, pn, t);
 		if (memcmp(c, want_c, pn) || memcmp(t, want_t, 16))

@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "crypto_info.h"
+#include "gcm_vectors.h"
 #include "t.h"
 
 #ifndef SPLICED_WOLFSSL_LINKED
@@ -42,26 +43,11 @@ enum {
 static const char sunscreen[] = "Ladies and Gentlemen of the class of '99: If I could offer you "
                                 "only one tip for the future, sunscreen would be it.";
 
-/* Decode a hex string into out (at most cap bytes); returns the length. */
-static size_t unhex(uint8_t *out, size_t cap, const char *hex)
-{
-	size_t n = 0;
-
-	for (; hex[0] && hex[1] && n < cap; hex += 2) {
-		unsigned int b;
-
-		if (sscanf(hex, "%2x", &b) != 1)
-			break;
-		out[n++] = (uint8_t)b;
-	}
-	return n;
-}
-
 /* Compare out[0..n) with the hex string want; a mismatch names the case. */
 #define T_EQ_HEX(out, n, want)                                                                   \
 	do {                                                                                     \
 		uint8_t t_w_[MAX_VEC];                                                           \
-		size_t t_wn_ = unhex(t_w_, sizeof(t_w_), (want));                                \
+		size_t t_wn_ = t_unhex(t_w_, sizeof(t_w_), (want));                              \
 		if (t_wn_ != (size_t)(n) || memcmp((out), t_w_, t_wn_) != 0)                     \
 			T_FAILF("%s differs from the published value (%zu bytes)", #out, t_wn_); \
 	} while (0)
@@ -99,49 +85,13 @@ static void test_aesni_in_use(void)
 }
 #endif
 
-/* GCM spec test cases (McGrew-Viega, as used by NIST CAVP): K, IV, P, A -> C, T. */
-static const struct gcm_vec {
-	const char *name, *k, *iv, *p, *a, *c, *t;
-} gcm_vecs[] = {
-        {"tc1", "00000000000000000000000000000000", "000000000000000000000000", "", "", "",
-         "58e2fccefa7e3061367f1d57a4e7455a"},
-        {"tc2", "00000000000000000000000000000000", "000000000000000000000000",
-         "00000000000000000000000000000000", "", "0388dace60b6a392f328c2b971b2fe78",
-         "ab6e47d42cec13bdf53a67b21257bddf"},
-        {"tc3", "feffe9928665731c6d6a8f9467308308", "cafebabefacedbaddecaf888",
-         "d9313225f88406e5a55909c5aff5269a86a7a9531534f7da2e4c303d8a318a72"
-         "1c3c0c95956809532fcf0e2449a6b525b16aedf5aa0de657ba637b391aafd255",
-         "",
-         "42831ec2217774244b7221b784d0d49ce3aa212f2c02a4e035c17e2329aca12e"
-         "21d514b25466931c7d8f6a5aac84aa051ba30b396a0aac973d58e091473f5985",
-         "4d5c2af327cd64a62cf35abd2ba6fab4"},
-        {"tc4", "feffe9928665731c6d6a8f9467308308", "cafebabefacedbaddecaf888",
-         "d9313225f88406e5a55909c5aff5269a86a7a9531534f7da2e4c303d8a318a72"
-         "1c3c0c95956809532fcf0e2449a6b525b16aedf5aa0de657ba637b39",
-         "feedfacedeadbeeffeedfacedeadbeefabaddad2",
-         "42831ec2217774244b7221b784d0d49ce3aa212f2c02a4e035c17e2329aca12e"
-         "21d514b25466931c7d8f6a5aac84aa051ba30b396a0aac973d58e091",
-         "5bc94fbc3221a5db94fae95ae7121a47"},
-        {"tc14", "0000000000000000000000000000000000000000000000000000000000000000",
-         "000000000000000000000000", "00000000000000000000000000000000", "",
-         "cea7403d4d606b6e074ec5d3baf39d18", "d0d1c8a799996bf0265b98b5d48ab919"},
-        {"tc16", "feffe9928665731c6d6a8f9467308308feffe9928665731c6d6a8f9467308308",
-         "cafebabefacedbaddecaf888",
-         "d9313225f88406e5a55909c5aff5269a86a7a9531534f7da2e4c303d8a318a72"
-         "1c3c0c95956809532fcf0e2449a6b525b16aedf5aa0de657ba637b39",
-         "feedfacedeadbeeffeedfacedeadbeefabaddad2",
-         "522dc1f099567d07f47f37a32a84427d643a8cdcbfe5c0c97598a2bd2555d1aa"
-         "8cb08e48590dbb3da7b08b1056828838c5f61e6393ba7a0abcc9f662",
-         "76fc6ece0f4e1768cddf8853bb2d551b"},
-};
-
 static void test_aes_gcm_nist(void)
 {
 	for (size_t i = 0; i < sizeof(gcm_vecs) / sizeof(gcm_vecs[0]); i++) {
 		const struct gcm_vec *v = &gcm_vecs[i];
 		uint8_t k[32], iv[12], p[64], a[20], c[64], t[TAG_LEN], back[64];
-		size_t kn = unhex(k, sizeof(k), v->k), ivn = unhex(iv, sizeof(iv), v->iv);
-		size_t pn = unhex(p, sizeof(p), v->p), an = unhex(a, sizeof(a), v->a);
+		size_t kn = t_unhex(k, sizeof(k), v->k), ivn = t_unhex(iv, sizeof(iv), v->iv);
+		size_t pn = t_unhex(p, sizeof(p), v->p), an = t_unhex(a, sizeof(a), v->a);
 		Aes aes;
 
 		T_EQ_INT(wc_AesInit(&aes, NULL, INVALID_DEVID), 0);
@@ -173,8 +123,8 @@ static void test_aes_block_fips197(void)
 	uint8_t k[16], in[16], out[16];
 	Aes aes;
 
-	unhex(k, sizeof(k), "000102030405060708090a0b0c0d0e0f");
-	unhex(in, sizeof(in), "00112233445566778899aabbccddeeff");
+	t_unhex(k, sizeof(k), "000102030405060708090a0b0c0d0e0f");
+	t_unhex(in, sizeof(in), "00112233445566778899aabbccddeeff");
 	T_EQ_INT(wc_AesInit(&aes, NULL, INVALID_DEVID), 0);
 	T_EQ_INT(wc_AesSetKeyDirect(&aes, k, sizeof(k), NULL, AES_ENCRYPTION), 0);
 	T_EQ_INT(wc_AesEncryptDirect(&aes, out, in), 0);
@@ -190,7 +140,7 @@ static void test_chacha20_rfc8439(void)
 
 	for (int i = 0; i < 32; i++)
 		key[i] = (uint8_t)i;
-	unhex(nonce, sizeof(nonce), "000000000000004a00000000");
+	t_unhex(nonce, sizeof(nonce), "000000000000004a00000000");
 	T_EQ_INT(wc_Chacha_SetKey(&c, key, sizeof(key)), 0);
 	T_EQ_INT(wc_Chacha_SetIV(&c, nonce, 1), 0);
 	T_EQ_INT(wc_Chacha_Process(&c, out, (const byte *)sunscreen, sizeof(out)), 0);
@@ -208,7 +158,8 @@ static void test_poly1305_rfc8439(void)
 	uint8_t key[32], tag[TAG_LEN];
 	Poly1305 p;
 
-	unhex(key, sizeof(key), "85d6be7857556d337f4452fe42d506a80103808afb0db2fd4abff6af4149f51b");
+	t_unhex(key, sizeof(key),
+	        "85d6be7857556d337f4452fe42d506a80103808afb0db2fd4abff6af4149f51b");
 	T_EQ_INT(wc_Poly1305SetKey(&p, key, sizeof(key)), 0);
 	T_EQ_INT(wc_Poly1305Update(&p, (const byte *)msg, sizeof(msg) - 1), 0);
 	T_EQ_INT(wc_Poly1305Final(&p, tag), 0);
@@ -230,8 +181,8 @@ static void test_chacha20_poly1305_rfc8439(void)
 
 	for (int i = 0; i < 32; i++)
 		key[i] = (uint8_t)(0x80 + i);
-	unhex(nonce, sizeof(nonce), "070000004041424344454647");
-	unhex(aad, sizeof(aad), "50515253c0c1c2c3c4c5c6c7");
+	t_unhex(nonce, sizeof(nonce), "070000004041424344454647");
+	t_unhex(aad, sizeof(aad), "50515253c0c1c2c3c4c5c6c7");
 	T_EQ_INT(wc_ChaCha20Poly1305_Encrypt(key, nonce, aad, sizeof(aad), (const byte *)sunscreen,
 	                                     n, ct, tag),
 	         0);
@@ -265,7 +216,7 @@ static void test_xchacha20_poly1305_draft(void)
 		key[i] = (uint8_t)(0x80 + i);
 	for (int i = 0; i < 24; i++)
 		nonce[i] = (uint8_t)(0x40 + i);
-	unhex(aad, sizeof(aad), "50515253c0c1c2c3c4c5c6c7");
+	t_unhex(aad, sizeof(aad), "50515253c0c1c2c3c4c5c6c7");
 	T_EQ_INT(wc_XChaCha20Poly1305_Encrypt(out, sizeof(out), (const byte *)sunscreen, n, aad,
 	                                      sizeof(aad), nonce, sizeof(nonce), key, sizeof(key)),
 	         0);
@@ -311,12 +262,12 @@ static void test_x25519_rfc7748(void)
 {
 	uint8_t s[32], u[32], out[32], k[32], prev[32];
 
-	unhex(s, 32, "a546e36bf0527c9d3b16154b82465edd62144c0ac1fc5a18506a2244ba449ac4");
-	unhex(u, 32, "e6db6867583030db3594c1a424b15f7c726624ec26b3353b10a903a6d0ab1c4c");
+	t_unhex(s, 32, "a546e36bf0527c9d3b16154b82465edd62144c0ac1fc5a18506a2244ba449ac4");
+	t_unhex(u, 32, "e6db6867583030db3594c1a424b15f7c726624ec26b3353b10a903a6d0ab1c4c");
 	T_EQ_INT(x25519_rfc(out, s, u), 0);
 	T_EQ_HEX(out, 32, "c3da55379de9c6908e94ea4df28d084f32eccf03491c71f754b4075577a28552");
-	unhex(s, 32, "4b66e9d4d1b4673c5ad22691957d6af5c11b6421e0ea01d42ca4169e7918ba0d");
-	unhex(u, 32, "e5210f12786811d3f4b7959d0538ae2c31dbe7106fc03c3efc4cd549c715a493");
+	t_unhex(s, 32, "4b66e9d4d1b4673c5ad22691957d6af5c11b6421e0ea01d42ca4169e7918ba0d");
+	t_unhex(u, 32, "e5210f12786811d3f4b7959d0538ae2c31dbe7106fc03c3efc4cd549c715a493");
 	T_EQ_INT(x25519_rfc(out, s, u), 0);
 	T_EQ_HEX(out, 32, "95cbde9476e8907d7aade45cb4b873f88b595a68799fa152e6f8f7647aac7957");
 
@@ -355,7 +306,7 @@ static void test_x25519_dh_rfc7748(void)
 
 		T_EQ_INT(wc_curve25519_init(&priv[i]), 0);
 		T_EQ_INT(wc_curve25519_init(&pub[i]), 0);
-		unhex(raw, 32, priv_hex[i]);
+		t_unhex(raw, 32, priv_hex[i]);
 		T_EQ_INT(wc_curve25519_import_private_ex(raw, 32, &priv[i], EC25519_LITTLE_ENDIAN),
 		         0);
 		T_EQ_INT(wc_curve25519_make_pub(32, raw, 32, priv[i].k), 0);
@@ -512,7 +463,7 @@ static void test_ed25519_rfc8032(void)
 	int ok = 0;
 	ed25519_key key;
 
-	unhex(priv, 32, "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60");
+	t_unhex(priv, 32, "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60");
 	T_EQ_INT(wc_ed25519_init(&key), 0);
 	T_EQ_INT(wc_ed25519_import_private_only(priv, 32, &key), 0);
 	T_EQ_INT(wc_ed25519_make_public(&key, pub, 32), 0);
