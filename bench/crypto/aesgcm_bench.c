@@ -10,32 +10,19 @@
 #include <wolfssl/options.h>
 #include <wolfssl/wolfcrypt/aes.h>
 
-#include <errno.h>
-#include <sched.h>
+#include <stdbool.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "aesgcm.h"
+#include "bench_harness.h"
 
-enum { REPEATS = 3, MAX_MSG = 65536, BATCH = 16 };
+enum { MAX_MSG = 65536 };
 
 static uint8_t buf[MAX_MSG], tag[AESGCM_TAG_LEN];
 static const uint8_t key[32] = {1, 2, 3, 4, 5, 6, 7, 8};
 static const uint8_t iv[AESGCM_IV_LEN] = {9, 10, 11};
 static Aes wolf;
 static struct aesgcm_key ours;
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* One call: seal (open = false) or open the len bytes in buf with wolfSSL's or our routine. */
 static void once(bool ours_, bool open, size_t len)
@@ -52,59 +39,41 @@ static void once(bool ours_, bool open, size_t len)
 		                 AESGCM_TAG_LEN, NULL, 0);
 }
 
-/* Plaintext GB/s; an open is timed on a sealed message, so its tag checks. */
+struct job {
+	bool ours, open;
+	size_t len;
+};
+
+/* One timed step; an open is timed on a message just sealed, so its tag checks. */
+static void step(void *arg)
+{
+	const struct job *j = arg;
+
+	if (j->open)
+		once(j->ours, false, j->len);
+	once(j->ours, j->open, j->len);
+}
+
+/* Plaintext GB/s (of the message, per seal or per seal+open pair). */
 static double rate(bool ours_, bool open, size_t len, double secs)
 {
-	double best = 0;
+	struct job j = {ours_, open, len};
 
-	for (int r = 0; r < REPEATS; r++) {
-		double t0 = now(), t;
-		long n = 0;
-
-		do {
-			for (int i = 0; i < BATCH; i++) {
-				if (open)
-					once(ours_, false, len); /* not timed apart: see below */
-				once(ours_, open, len);
-			}
-			n += BATCH;
-			t = now() - t0;
-		} while (t < secs);
-		if ((double)n * (double)len / t / 1e9 > best)
-			best = (double)n * (double)len / t / 1e9;
-	}
-	return best;
+	return bench_rate(secs, step, &j) * (double)len / 1e9;
 }
 
 int main(int argc, char **argv)
 {
 	static const size_t sizes[] = {2, 1400, 16384, 65536};
-	double secs = 0.3;
-	int cpu = -1, opt;
-	cpu_set_t set;
+	double secs;
+	int cpu, rc = bench_args(argc, argv, &secs, &cpu);
 
-	while ((opt = getopt(argc, argv, "t:c:")) != -1) {
-		if (opt == 't')
-			secs = atof(optarg);
-		else if (opt == 'c')
-			cpu = atoi(optarg);
-		else {
-			fprintf(stderr, "usage: %s [-t SECONDS] [-c CPU]\n", argv[0]);
-			return 2;
-		}
-	}
-	if (cpu < 0)
-		cpu = sched_getcpu();
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (cpu < 0 || sched_setaffinity(0, sizeof(set), &set) != 0) {
-		fprintf(stderr, "cannot pin to one CPU: %s\n", strerror(errno));
-		return 1;
-	}
+	if (rc)
+		return rc;
 	printf("# AES-GCM, in place, no AAD; one core (cpu %d), best of %d x %.2f s; lib/aesgcm: "
 	       "%s\n# 'seal+open' times a seal and an open of the same message (GB/s of the "
 	       "message per pair)\n",
-	       cpu, REPEATS, secs, aesgcm_impl());
+	       cpu, BENCH_REPEATS, secs, aesgcm_impl());
 	printf("%-8s %-10s %-10s %6s %10s\n", "key", "impl", "op", "bytes", "GB/s");
 	for (size_t kn = 16; kn <= 32; kn += 16) {
 		if (wc_AesInit(&wolf, NULL, INVALID_DEVID) != 0 ||
