@@ -55,6 +55,33 @@ via() {
 	esac
 }
 
+# client_resets INBOUND CASE LIMIT_MS: the client reads 5 bytes through INBOUND and resets
+# while the target (which never half-closes) sends XFER_IN; the target must see a reset or an
+# EOF within LIMIT_MS of the client's reset.
+client_resets() {
+	local inb=$1 name="$1-$2" limit=$3 o rc src t0 ms
+	xfer_server S -- 127.0.0.1 "$TPORT" --once --no-half-close || return 0
+	# shellcheck disable=SC2046
+	o=$(timeout 10 "$XFER" connect --no-half-close --reset-after 5 $(via "$inb") </dev/null 2>&1 >/dev/null)
+	rc=$?
+	t0=$(date +%s%N)
+	wait_pid "$S_PID" 5
+	src=$?
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	if [ $rc -ne 0 ] || ! grep -q 'END=reset-sent' <<<"$o"; then
+		fail "$name" "client did not get to reset: exit $rc: $(tr '\n' ' ' <<<"$o")"
+	elif [ $src -eq 124 ]; then
+		fail "$name" "target still connected 5 s after the client reset"
+	elif ! grep -q 'END=reset\|END=eof' "$S_ERR"; then
+		fail "$name" "target exit $src: $(tr '\n' ' ' <"$S_ERR")"
+	elif [ "$ms" -ge "$limit" ]; then
+		fail "$name" "target leg closed ${ms} ms after the client's reset (want < $limit)"
+	else
+		pass "$name"
+		echo "# $inb: target leg closed ${ms} ms after the client's reset ($(grep -o 'END=[a-z-]*' "$S_ERR"))"
+	fi
+}
+
 hello=$T_TMP/hello
 printf 'hello' >"$hello"
 big=$T_TMP/big
@@ -106,50 +133,14 @@ for inb in socks5 forward shadowsocks; do
 	# 3. The client reads 5 bytes and aborts: the target (which never half-closes and has
 	# more to say) must see a reset or EOF within 3 s.
 	XFER_IN=$hello
-	if xfer_server S -- 127.0.0.1 "$TPORT" --once --no-half-close; then
-		t0=$(date +%s%N)
-		# shellcheck disable=SC2046
-		o=$(timeout 10 "$XFER" connect --no-half-close --reset-after 5 $(via $inb) </dev/null 2>&1)
-		rc=$?
-		wait_pid "$S_PID" 5
-		src=$?
-		ms=$((($(date +%s%N) - t0) / 1000000))
-		if [ $rc -ne 0 ] || ! grep -q 'END=reset-sent' <<<"$o"; then
-			fail "$inb-client-reset-closes-target" "client did not get to reset: exit $rc: $(tr '\n' ' ' <<<"$o")"
-		elif [ $src -eq 124 ]; then
-			fail "$inb-client-reset-closes-target" "target still connected 5 s after the client reset"
-		elif grep -q 'END=reset\|END=eof' "$S_ERR"; then
-			pass "$inb-client-reset-closes-target"
-			echo "# $inb: target leg closed ${ms} ms after the client connected ($(grep -o 'END=[a-z-]*' "$S_ERR"))"
-		else
-			fail "$inb-client-reset-closes-target" "target exit $src: $(tr '\n' ' ' <"$S_ERR")"
-		fi
-	fi
+	client_resets "$inb" client-reset-closes-target 3000
 
 	# 3b. The same while the target streams 16 MiB, so spliced holds bytes for the client that
 	# the client never acknowledges: the reset must still be passed on at once. Those bytes
 	# count in SIOCOUTQ even after the reset; when that was taken for "still delivering", the
 	# target leg stayed open for the whole 2 s linger time.
 	XFER_IN=$huge
-	if xfer_server S -- 127.0.0.1 "$TPORT" --once --no-half-close; then
-		# shellcheck disable=SC2046
-		o=$(timeout 10 "$XFER" connect --no-half-close --reset-after 5 $(via $inb) </dev/null 2>&1 >/dev/null)
-		rc=$?
-		t0=$(date +%s%N)
-		wait_pid "$S_PID" 5
-		src=$?
-		ms=$((($(date +%s%N) - t0) / 1000000))
-		if [ $rc -ne 0 ] || ! grep -q 'END=reset-sent' <<<"$o"; then
-			fail "$inb-client-abort-download-prompt" "client did not get to reset: exit $rc: $(tr '\n' ' ' <<<"$o")"
-		elif [ $src -eq 124 ]; then
-			fail "$inb-client-abort-download-prompt" "target still connected 5 s after the client reset"
-		elif [ "$ms" -ge 1000 ]; then
-			fail "$inb-client-abort-download-prompt" "target leg closed ${ms} ms after the client's reset (want < 1000: the linger is 2000)"
-		else
-			pass "$inb-client-abort-download-prompt"
-			echo "# $inb: target leg closed ${ms} ms after the client's reset ($(grep -o 'END=[a-z-]*' "$S_ERR"))"
-		fi
-	fi
+	client_resets "$inb" client-abort-download-prompt 1000
 done
 XFER_IN=/dev/null
 stop_spliced "$SS_CLI_PID" >/dev/null
