@@ -10,6 +10,12 @@ issue's targets: spliced's redirect inbound >= 1.5x redsocks' throughput at <= 0
 per GB, both through the same socks5 upstream, in the same run, against each redsocks row:
 `redsocks` as Debian configures it (it splices) and `redsocks-copy` (splice = off, the
 copying relay the issue's target was written against).
+
+The second table is the whole machine (/proc/stat busy time over each iperf3 run, everything
+the run did: both iperf3s, three TCP stacks, the upstream and the redirector): how busy it
+was, its CPU-seconds per GB, and what a redirector that cost nothing could reach when the
+machine is the bound: cpus / (machine CPU-s per GB - the redirector's), as Gbit/s. Where
+the machine was saturated, no redirector can move the same bytes faster than that.
 """
 import json, statistics as st, sys
 
@@ -52,6 +58,31 @@ for s, d in modes:
         c = med([per_gb(r) for r in rs], "%.2f") if t != "none" else ""
         cells.append(g + " Gbit/s" + ("<br>%s CPU-s/GB" % c if c else ""))
     print("| %d, %s | %s |" % (s, d, " | ".join(cells)))
+if runs and "machine_all" in runs[0]:
+    cpus = meta.get("cpus", 2)
+    print("The whole machine (%d CPUs; /proc/stat): busy %%, CPU-s per GB, the upstream's "
+          "CPU-s per GB, and the ceiling with a free redirector (Gbit/s)." % cpus)
+    print()
+    print("| streams, direction | " + " | ".join(targets) + " |")
+    print("|---|" + "---|" * len(targets))
+
+    def mach_gb(r):
+        return (r["machine_busy"] / r["hz"]) / (r["bytes"] / 1e9)
+
+    for s, d in modes:
+        cells = []
+        for t in targets:
+            rs = [r for r in pick(t, s, d) if r.get("machine_all")]
+            if not rs:
+                cells.append("-")
+                continue
+            busy = med([100.0 * r["machine_busy"] / r["machine_all"] for r in rs], "%.0f")
+            mg = med([mach_gb(r) for r in rs], "%.2f")
+            ug = med([(r["up_ticks"] / r["hz"]) / (r["bytes"] / 1e9) for r in rs], "%.2f")
+            free = med([8.0 * cpus / max(mach_gb(r) - per_gb(r), 1e-9) for r in rs], "%.1f")
+            cells.append("%s%% busy, %s<br>upstream %s, free %s" % (busy, mg, ug, free))
+        print("| %d, %s | %s |" % (s, d, " | ".join(cells)))
+    print()
 print()
 print("## Targets")
 print()
@@ -70,6 +101,13 @@ for peer in ("redsocks", "redsocks-copy"):
               "CPU per GB **%.2fx** (target <= 0.5: %s)"
               % (s, "" if s == 1 else "s", d, peer, tq, "met" if tq >= 1.5 else "NOT met", cq,
                  "met" if cq <= 0.5 else "NOT met"))
+        if "machine_all" in a[0]:
+            free = st.median([8.0 * meta.get("cpus", 2) / max((r["machine_busy"] - r["ticks"]) / r["hz"]
+                                                                / (r["bytes"] / 1e9), 1e-9) for r in a])
+            need = 1.5 * st.median([r["gbps"] for r in b])
+            print("  - 1.5x %s is %.2f Gbit/s; the machine's ceiling for spliced's path with a "
+                  "redirector that cost nothing is %.2f Gbit/s (%s)"
+                  % (peer, need, free, "above it: out of reach" if need > free else "below it"))
     print()
 
 if len(sys.argv) > 2:
