@@ -22,7 +22,7 @@ tunnels = meta.get("tunnels", "").split()
 phases = meta.get("phases", "").split()
 modes = [(1, "up"), (1, "down"), (4, "up"), (4, "down")]
 NAMES = {"none": "no tunnel (ceiling)", "spliced": "spliced tun", "redsocks": "redsocks",
-         "hev": "hev-socks5-tunnel"}
+         "hev": "hev-socks5-tunnel", "spliced-b": "spliced tun (SPLICED_B)"}
 ARROW = {"up": "↑", "down": "↓"}
 
 

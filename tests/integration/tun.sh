@@ -96,6 +96,15 @@ if grep -q "dev $VG" <<<"$r"; then pass path/marked-route-is-veth; else fail pat
 r=$(ip -n "$G" -6 route get $T6 2>&1)
 if grep -q "dev tun0" <<<"$r"; then pass path/app-route-is-tun-v6; else fail path/app-route-is-tun-v6 "$r"; fi
 
+# The TUN's listeners (one per worker, bound to tun0) use cubic whatever the system's default
+# (tun_dev.c: no pacing timer per accepted socket), where the kernel has cubic.
+if grep -qw cubic /proc/sys/net/ipv4/tcp_available_congestion_control; then
+	r=$(ss -N "$G" -Htlni | grep -A1 '%tun0:')
+	n=$(grep -c '%tun0:' <<<"$r")
+	if [ "$n" -eq 2 ] && [ "$(grep -cw cubic <<<"$r")" -eq 2 ]; then pass listeners-cubic
+	else fail listeners-cubic "$r"; fi
+fi
+
 # --- curl, both families.
 want=$(sha "$www/blob")
 for t in "$T4" "[$T6]"; do
