@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* ChaCha20 (RFC 8439) in vector routines, and ChaCha20-Poly1305 with wolfSSL's Poly1305. */
+/* ChaCha20 (RFC 8439) in vector routines, and ChaCha20-Poly1305 with lib/poly1305 or wolfSSL's Poly1305. */
 #ifndef SPLICED_CHACHA_H
 #define SPLICED_CHACHA_H
 
@@ -14,16 +14,15 @@
  *   then falls back to 2-block and 1-block code for the Poly1305 key block
  *   and the tail; profiling the tunnel showed those short paths costing more
  *   than the bulk (25 of 39 % of the ChaCha20 time). Here the key block and
- *   the first 448 bytes come from one 8-block (512-byte) call: 1436 bytes +
- *   the key block are exactly 3 calls.
+ *   the first 448 bytes come from one 8-block (512-byte) call, or with the
+ *   16-block routine the key block and the first 960 bytes.
  * - for long messages (Shadowsocks chunks of 16 KiB, SIP022's of 64 KiB) a
- *   16-block AVX-512F routine streams 1 KiB per call. Sealing a 16 KiB
- *   chunk on one core of the development machine's EPYC: 22.0 Gbit/s,
- *   against 15.9 with the 8-block routine alone and 13.0 for wolfSSL's
- *   one-shot call; a 2-byte length chunk 250 ns against 500
- *   (bench/crypto/bench_chacha).
- * Poly1305 stays wolfSSL's (AVX2). The construction is
- * RFC 8439 section 2.8.
+ *   16-block AVX-512F routine streams 1 KiB per call; one call costs about
+ *   what an 8-block call does on the development machine's EPYC (~150 ns),
+ *   so a tail takes one more 16-block call.
+ * Poly1305 is lib/poly1305's (AVX-512 IFMA) where the CPU has it, else
+ * wolfSSL's (AVX2). Figures: docs/crypto.md, bench/crypto/bench_chacha.
+ * The construction is RFC 8439 section 2.8.
  */
 
 enum chacha_sizes {
