@@ -317,25 +317,17 @@ T_VEC static bool open_x86(const struct aesgcm_key *k, const uint8_t *iv, const 
 static int level_in_use;
 
 #if AESGCM_VAES
-#include <cpuid.h>
+#include "x86_cpu.h"
 
-/*
- * CPUID, not __builtin_cpu_supports: older clang knows no "vaes" there.
- * Leaf 1: AES-NI, PCLMULQDQ, OSXSAVE; leaf 7: AVX-512F/BW/VL, VAES,
- * VPCLMULQDQ; XCR0: the OS saves the SSE, AVX and AVX-512 state.
- */
+/* Leaf 1: AES-NI, PCLMULQDQ; leaf 7: AVX-512F (ebx 16), BW (30), VL (31), VAES (ecx 9), VPCLMULQDQ (10). */
 static bool cpu_has_vaes512(void)
 {
-	unsigned a, b, c, d, lo, hi;
+	unsigned c1, b7, c7;
 
-	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_AES) || !(c & bit_PCLMUL) ||
-	    !(c & bit_OSXSAVE))
+	if (!x86_cpu_avx512(&c1, &b7, &c7))
 		return false;
-	__asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-	if ((lo & 0xe6) != 0xe6 || !__get_cpuid_count(7, 0, &a, &b, &c, &d))
-		return false;
-	return (b & (1u << 16)) && (b & (1u << 30)) && (b & (1u << 31)) && (c & (1u << 9)) &&
-	       (c & (1u << 10));
+	return (c1 & bit_AES) && (c1 & bit_PCLMUL) && (b7 & (1u << 16)) && (b7 & (1u << 30)) &&
+	       (b7 & (1u << 31)) && (c7 & (1u << 9)) && (c7 & (1u << 10));
 }
 #endif
 

@@ -79,6 +79,17 @@ static inline void block_scalar(uint64_t h[3], const uint64_t r[3], uint64_t lo,
 	mul_scalar(h, r);
 }
 
+/* One carry through the limbs, the top one folded back times 5 (2^130 = 5 mod p). */
+static inline void carry(uint64_t h[3])
+{
+	h[1] += h[0] >> 44;
+	h[0] &= M44;
+	h[2] += h[1] >> 44;
+	h[1] &= M44;
+	h[0] += 5 * (h[2] >> 42);
+	h[2] &= M42;
+}
+
 /* The first len < 16 bytes of p, zero-extended, without reading past them (masked load). */
 T_VEC static void load_short(const uint8_t *p, size_t len, uint64_t *lo, uint64_t *hi)
 {
@@ -255,12 +266,7 @@ T_VEC static void blocks_vec(uint64_t h[3], const uint64_t r[3], const uint8_t *
 	/* 16 lanes of < 2^45: the sums stay below 2^49; one scalar carry brings them back in bounds */
 	for (int i = 0; i < 3; i++)
 		h[i] = (uint64_t)_mm512_reduce_add_epi64(_mm512_add_epi64(ha[i], hb[i]));
-	h[1] += h[0] >> 44;
-	h[0] &= M44;
-	h[2] += h[1] >> 44;
-	h[1] &= M44;
-	h[0] += 5 * (h[2] >> 42);
-	h[2] &= M42;
+	carry(h);
 }
 
 /* The AEAD's padded input: whole blocks, the last one zero-padded. */
@@ -297,12 +303,7 @@ static void finish(uint8_t tag[POLY1305_TAG_LEN], uint64_t h[3], const uint8_t *
 	 * 2^44 + 2^13, h2 < 2^42; after this h0 < 2^44, h1 <= 2^44, h2 < 2^42,
 	 * so h < 2^130 + 2^44.
 	 */
-	h[1] += h[0] >> 44;
-	h[0] &= M44;
-	h[2] += h[1] >> 44;
-	h[1] &= M44;
-	h[0] += 5 * (h[2] >> 42);
-	h[2] &= M42;
+	carry(h);
 	h[1] += h[0] >> 44;
 	h[0] &= M44;
 	/* g = h - p = h + 5 - 2^130; take it when it is not negative (one subtraction suffices) */
@@ -361,19 +362,16 @@ static void mac_x86(uint8_t tag[POLY1305_TAG_LEN], const uint8_t key[POLY1305_KE
 	explicit_bzero(h, sizeof(h));
 }
 
-#include <cpuid.h>
+#include "x86_cpu.h"
 
-/* Leaf 7: AVX-512F (ebx 16), IFMA (21), BW (30), VL (31); XCR0: the OS saves the AVX-512 state. */
+/* Leaf 7: AVX-512F (ebx 16), IFMA (21), BW (30), VL (31). */
 static bool cpu_has_ifma(void)
 {
-	unsigned a, b, c, d, lo, hi;
+	unsigned c1, b7, c7;
 
-	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_OSXSAVE))
+	if (!x86_cpu_avx512(&c1, &b7, &c7))
 		return false;
-	__asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-	if ((lo & 0xe6) != 0xe6 || !__get_cpuid_count(7, 0, &a, &b, &c, &d))
-		return false;
-	return (b & (1u << 16)) && (b & (1u << 21)) && (b & (1u << 30)) && (b & (1u << 31));
+	return (b7 & (1u << 16)) && (b7 & (1u << 21)) && (b7 & (1u << 30)) && (b7 & (1u << 31));
 }
 #endif /* POLY1305_IFMA */
 

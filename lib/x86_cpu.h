@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/* x86-64 CPU features for the AVX-512 routines of lib/aesgcm and lib/poly1305. */
+#ifndef SPLICED_X86_CPU_H
+#define SPLICED_X86_CPU_H
+
+#include <cpuid.h>
+#include <stdbool.h>
+
+/*
+ * CPUID, not __builtin_cpu_supports: older clang knows no "vaes" there.
+ * True when the OS saves the SSE, AVX and AVX-512 state (OSXSAVE, then
+ * XCR0 bits 1, 2, 5, 6, 7), with leaf 1's ecx and leaf 7's ebx and ecx
+ * for the caller to test its own feature bits in; false otherwise.
+ */
+static inline bool x86_cpu_avx512(unsigned *leaf1_ecx, unsigned *leaf7_ebx, unsigned *leaf7_ecx)
+{
+	unsigned a, b, c, d, lo, hi;
+
+	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_OSXSAVE))
+		return false;
+	*leaf1_ecx = c;
+	__asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+	(void)hi;
+	if ((lo & 0xe6) != 0xe6 || !__get_cpuid_count(7, 0, &a, &b, &c, &d))
+		return false;
+	*leaf7_ebx = b;
+	*leaf7_ecx = c;
+	return true;
+}
+
+#endif
