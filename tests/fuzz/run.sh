@@ -63,11 +63,12 @@ proto_src=("$top/proto/proto.c" "$top/proto/dns.c" "$top/proto/socks5.c" "$top/p
 # The WireGuard targets (fuzz_wg_*) also compile kmod-free/wireguard, tun/netlink.c and lib/'s
 # ChaCha20 (HChaCha20, the block function's rounds, the vector routines), and link
 # the bundled wolfSSL (scripts/build-wolfssl, cached) or else the system one, and libmnl.
-# lib/poly1305's IFMA routines where the host is x86-64 (meson decides this for the real build).
-poly1305_ifma=0
-[ "$(uname -m)" = x86_64 ] && poly1305_ifma=1
+# lib/aesgcm's VAES-512 and lib/poly1305's IFMA routines where the host is x86-64 (meson decides
+# this for the real build; both take their routines only where CPUID says so).
+x86_vec=0
+[ "$(uname -m)" = x86_64 ] && x86_vec=1
 wg_src=("$top"/kmod-free/wireguard/{allowedips,cookie,counter,crypto,index,noise,peer,ratelimiter,receive,rx_split,timers,wgconf,uapi,uapi_server}.c "$top/tun/netlink.c"
-	"$top"/lib/{chacha,chacha_core,poly1305}.c -DPOLY1305_IFMA=$poly1305_ifma)
+	"$top"/lib/{chacha,chacha_core,poly1305}.c -DPOLY1305_IFMA=$x86_vec)
 if wolf_prefix=$("$top/scripts/build-wolfssl" --quiet 2>/dev/null) && [ -n "$wolf_prefix" ]; then
 	wolf_flags=(-I"$wolf_prefix/include" "$wolf_prefix/lib/libwolfssl.a" -lm -lpthread)
 else
@@ -81,11 +82,8 @@ tun_src=("$top"/tun/{offload,packet}.c -I"$top/tun")
 tun_nat_src=("$top"/tun/{nat,packet}.c "$top/lib/siphash.c" -I"$top/tun" -lpthread)
 # The Shadowsocks targets (fuzz_ss_*), and the config parser that makes Shadowsocks keys, compile
 # proto/'s crypto (over wolfSSL) and lib/'s ChaCha core.
-# lib/aesgcm's VAES-512 routines where the host is x86-64 (meson decides this for the real build).
-aesgcm_vaes=0
-[ "$(uname -m)" = x86_64 ] && aesgcm_vaes=1
 ss_src=("$top"/proto/{aead,blake3,shadowsocks,shadowsocks_2022}.c "$top"/lib/{aesgcm,chacha,chacha_core,poly1305}.c
-	-DAESGCM_VAES=$aesgcm_vaes -DPOLY1305_IFMA=$poly1305_ifma "${wolf_flags[@]}")
+	-DAESGCM_VAES=$x86_vec -DPOLY1305_IFMA=$x86_vec "${wolf_flags[@]}")
 # fuzz_config compiles the relay/ config parser and users tables, and links inih.
 config_src=("$top"/relay/{config,config_inbound,config_keys,config_main,config_outbound,config_ss,config_stats,config_tun,config_value,users,users_ss}.c -I"$top/relay" -linih "${ss_src[@]}")
 # fuzz_users compiles the users tables alone.
