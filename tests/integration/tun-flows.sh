@@ -156,6 +156,9 @@ exec 5>&-
 # and installs its own; its stop leaves nothing.
 kill -KILL "$PID"
 wait "$PID" 2>/dev/null
+# The device (and the routes through it) goes when the kernel releases the last queue, which
+# can trail the reaping: count what is left only once it is gone.
+for _ in $(seq 100); do ip -n "$G" link show tun0 >/dev/null 2>&1 || break; sleep 0.05; done
 left=$(tagged_left "$G" | grep -c .)
 if [ "$left" -ge 4 ]; then pass sigkill/rules-left-behind; else fail sigkill/rules-left-behind "$(tagged_left "$G")"; fi
 SPLICED_NETNS=$G start_spliced "$conf" || { fail setup "spliced after SIGKILL"; finish; }
