@@ -100,11 +100,14 @@ grep -q ready "$T_TMP/flows-echo" || { fail setup/flows-echo; finish; }
 
 # One worker, so the per-worker cap is exactly N; udp-timeout outlasts the phases below.
 SPLICED_NETNS=$R
+MP=9101
 start_spliced "
 [main]
 workers = 1
 udp-max-sessions = $N
 udp-timeout = 8s
+[stats]
+listen = 127.0.0.1:$MP
 [inbound tp]
 type = tproxy
 listen = 0.0.0.0:$PT
@@ -123,6 +126,14 @@ flows() {
 	for _ in $(seq 600); do [ "$(wc -l <"$T_TMP/fout")" -ge "$2" ] && break; sleep 0.1; done
 	sed -n "${2}p" "$T_TMP/fout"
 }
+# assocs: sessions begun so far, from the metrics endpoint
+assocs() {
+	ip netns exec "$R" python3 -c '
+import sys, urllib.request
+for l in urllib.request.urlopen("http://127.0.0.1:%s/metrics" % sys.argv[1], timeout=5).read().decode().splitlines():
+    if l.startswith("spliced_relay_udp_assocs_total "):
+        print(l.split()[1])' "$MP"
+}
 held=$(flows "" 1)
 r1=$(rss_kib "$SPLICED_PID") f1=$(fd_count "$SPLICED_PID")
 echo "# tproxy: $held sessions in $(($(now_ms) - t0)) ms: RSS $r0 -> $r1 KiB (+$((r1 - r0)), $(((r1 - r0) * 1024 / N)) B each), descriptors $f0 -> $f1"
@@ -139,7 +150,24 @@ expect_eq tproxy/lru/new-echoed "$(flows "new 100" 3)" "new 100" "new endpoints 
 expect_eq tproxy/lru/descriptors-at-cap "$(fd_count "$SPLICED_PID")" "$f1" "descriptors (still N sessions)"
 expect_eq tproxy/lru/recent-kept "$(flows "ask 0 100" 4)" "same 100 of 100" "the recently used"
 expect_eq tproxy/lru/newest-kept "$(flows "ask 9900 10000" 5)" "same 100 of 100" "the newest untouched"
-expect_eq tproxy/lru/idlest-evicted "$(flows "ask 100 200" 6)" "same 0 of 100" "the idlest (new sessions now)"
+# The judge is spliced's own count of sessions begun (the metrics endpoint), not only the
+# ports: an evicted session's port is free again, and a new session may draw the same one
+# (seen once in CI: 'same 1 of 100' while every one of 100-199 began a new session). A
+# socket of 100-199 whose first datagram (or its echo) was lost began its session, or moved
+# it, on the resend a second later: not among the idlest, it may rightly keep it; the
+# client counts those ("late").
+late=$(flows "late 100 200" 6)
+late=${late#late }
+late=${late%% *}
+a0=$(assocs)
+idle=$(flows "ask 100 200" 7)
+a1=$(assocs)
+echo "# tproxy: 100-199 answered '$idle', $((a1 - a0)) on new sessions; $late were resent at the start"
+if [[ $idle == *" of 100" ]] && [ $((a1 - a0)) -le 100 ] && [ $((a1 - a0)) -ge $((100 - late)) ]; then
+	pass tproxy/lru/idlest-evicted
+else
+	fail tproxy/lru/idlest-evicted "the idlest: got '$idle' and $((a1 - a0)) new sessions, want 100 new (at least $((100 - late)): $late resent)"
+fi
 # udp-timeout (8 s): every session ends, and every descriptor with it (the reply socket too).
 for _ in $(seq 150); do [ "$(fd_count "$SPLICED_PID")" -le "$f0" ] && break; sleep 0.1; done
 expect_eq tproxy/descriptors-back "$(fd_count "$SPLICED_PID")" "$f0" "descriptors after udp-timeout"

@@ -13,6 +13,9 @@ udpflows.py client HOST PORT N
       ask A B   one more datagram from sockets A..B-1; prints "same S of T": T answered,
                 S of them carried by the same source port as their first (the same session)
       new K     K more sockets, one datagram each; prints "new E" (E answered)
+      late A B  prints "late L of T": L of sockets A..B-1 needed a resend for their first
+                answer, so their session may have begun (or been touched) after later
+                sockets' and an idlest-first eviction may rightly have spared it
     and exits when stdin closes.
 """
 import os, resource, select, socket, struct, sys, time
@@ -40,6 +43,7 @@ class Flows:
         self.dst = dst
         self.socks = []
         self.port = []  # what the echo saw for each socket's first datagram (None: no answer)
+        self.late = []  # the first answer needed a resend
         self.ep = select.epoll()
 
     def open(self, k):
@@ -49,10 +53,11 @@ class Flows:
             s.bind(("0.0.0.0", 0))
             self.socks.append(s)
             self.port.append(None)
+            self.late.append(False)
 
     def ask(self, idx):
-        """One datagram from each socket in idx: {index: port the echo saw}."""
-        todo, seen, busy, by_fd = list(idx), {}, {}, {}
+        """One datagram from each socket in idx: ({index: port the echo saw}, {indexes resent})."""
+        todo, seen, busy, by_fd, resent = list(idx), {}, {}, {}, set()
         todo.reverse()
         while todo or busy:
             now = time.monotonic()
@@ -83,8 +88,9 @@ class Flows:
                     self.ep.unregister(self.socks[i].fileno())
                     continue
                 b[1], b[2] = now, b[2] + 1
+                resent.add(i)
                 send(self.socks[i], b[0], self.dst)
-        return seen
+        return seen, resent
 
 
 def client(host, port, n):
@@ -94,24 +100,31 @@ def client(host, port, n):
         resource.setrlimit(resource.RLIMIT_NOFILE, (min(want, hard), hard))
     f = Flows((host, port))
     f.open(n)
-    seen = f.ask(range(n))
+    seen, resent = f.ask(range(n))
     for i, p in seen.items():
         f.port[i] = p
+    for i in resent:
+        f.late[i] = True
     print("held %d" % len(seen), flush=True)
     for line in sys.stdin:
         w = line.split()
         if w and w[0] == "ask":
             a, b = int(w[1]), int(w[2])
-            seen = f.ask(range(a, b))
+            seen, _ = f.ask(range(a, b))
             same = sum(1 for i, p in seen.items() if p == f.port[i])
             print("same %d of %d" % (same, len(seen)), flush=True)
         elif w and w[0] == "new":
             first = len(f.socks)
             f.open(int(w[1]))
-            seen = f.ask(range(first, len(f.socks)))
+            seen, resent = f.ask(range(first, len(f.socks)))
             for i, p in seen.items():
                 f.port[i] = p
+            for i in resent:
+                f.late[i] = True
             print("new %d" % len(seen), flush=True)
+        elif w and w[0] == "late":
+            a, b = int(w[1]), int(w[2])
+            print("late %d of %d" % (sum(f.late[a:b]), b - a), flush=True)
 
 
 if __name__ == "__main__":
