@@ -30,8 +30,17 @@ def pick(t, s, d):
     return [r for r in runs if r["target"] == t and r["streams"] == s and r["dir"] == d]
 
 
-def per_gb(r):
-    return (r["ticks"] / r["hz"]) / (r["bytes"] / 1e9) if r["bytes"] else float("inf")
+def per_gb(r, key="ticks"):
+    """CPU-seconds per GB of r's ticks under key (the redirector's, the upstream's, the machine's)."""
+    return (r[key] / r["hz"]) / (r["bytes"] / 1e9) if r["bytes"] else float("inf")
+
+
+CPUS = meta.get("cpus", 2)
+
+
+def free_gbps(r):
+    """What a redirector that cost nothing could move, the machine being the bound."""
+    return 8.0 * CPUS / max(per_gb(r, "machine_busy") - per_gb(r), 1e-9)
 
 
 def med(xs, fmt):
@@ -59,15 +68,11 @@ for s, d in modes:
         cells.append(g + " Gbit/s" + ("<br>%s CPU-s/GB" % c if c else ""))
     print("| %d, %s | %s |" % (s, d, " | ".join(cells)))
 if runs and "machine_all" in runs[0]:
-    cpus = meta.get("cpus", 2)
     print("The whole machine (%d CPUs; /proc/stat): busy %%, CPU-s per GB, the upstream's "
-          "CPU-s per GB, and the ceiling with a free redirector (Gbit/s)." % cpus)
+          "CPU-s per GB, and the ceiling with a free redirector (Gbit/s)." % CPUS)
     print()
     print("| streams, direction | " + " | ".join(targets) + " |")
     print("|---|" + "---|" * len(targets))
-
-    def mach_gb(r):
-        return (r["machine_busy"] / r["hz"]) / (r["bytes"] / 1e9)
 
     for s, d in modes:
         cells = []
@@ -77,9 +82,9 @@ if runs and "machine_all" in runs[0]:
                 cells.append("-")
                 continue
             busy = med([100.0 * r["machine_busy"] / r["machine_all"] for r in rs], "%.0f")
-            mg = med([mach_gb(r) for r in rs], "%.2f")
-            ug = med([(r["up_ticks"] / r["hz"]) / (r["bytes"] / 1e9) for r in rs], "%.2f")
-            free = med([8.0 * cpus / max(mach_gb(r) - per_gb(r), 1e-9) for r in rs], "%.1f")
+            mg = med([per_gb(r, "machine_busy") for r in rs], "%.2f")
+            ug = med([per_gb(r, "up_ticks") for r in rs], "%.2f")
+            free = med([free_gbps(r) for r in rs], "%.1f")
             cells.append("%s%% busy, %s<br>upstream %s, free %s" % (busy, mg, ug, free))
         print("| %d, %s | %s |" % (s, d, " | ".join(cells)))
     print()
@@ -102,8 +107,7 @@ for peer in ("redsocks", "redsocks-copy"):
               % (s, "" if s == 1 else "s", d, peer, tq, "met" if tq >= 1.5 else "NOT met", cq,
                  "met" if cq <= 0.5 else "NOT met"))
         if "machine_all" in a[0]:
-            free = st.median([8.0 * meta.get("cpus", 2) / max((r["machine_busy"] - r["ticks"]) / r["hz"]
-                                                                / (r["bytes"] / 1e9), 1e-9) for r in a])
+            free = st.median([free_gbps(r) for r in a])
             need = 1.5 * st.median([r["gbps"] for r in b])
             print("  - 1.5x %s is %.2f Gbit/s; the machine's ceiling for spliced's path with a "
                   "redirector that cost nothing is %.2f Gbit/s (%s)"
