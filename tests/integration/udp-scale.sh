@@ -126,13 +126,10 @@ flows() {
 	for _ in $(seq 600); do [ "$(wc -l <"$T_TMP/fout")" -ge "$2" ] && break; sleep 0.1; done
 	sed -n "${2}p" "$T_TMP/fout"
 }
-# assocs: sessions begun so far, from the metrics endpoint
+# assocs: sessions begun so far, from the metrics endpoint (tests/tools/scrape.py)
 assocs() {
-	ip netns exec "$R" python3 -c '
-import sys, urllib.request
-for l in urllib.request.urlopen("http://127.0.0.1:%s/metrics" % sys.argv[1], timeout=5).read().decode().splitlines():
-    if l.startswith("spliced_relay_udp_assocs_total "):
-        print(l.split()[1])' "$MP"
+	ip netns exec "$R" python3 "$T_TOP/tests/tools/scrape.py" 127.0.0.1 "$MP" 1 "$T_TMP/metrics" >/dev/null &&
+		awk '$1 == "spliced_relay_udp_assocs_total" { print $2 }' "$T_TMP/metrics"
 }
 held=$(flows "" 1)
 r1=$(rss_kib "$SPLICED_PID") f1=$(fd_count "$SPLICED_PID")

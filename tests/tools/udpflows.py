@@ -92,6 +92,17 @@ class Flows:
                 send(self.socks[i], b[0], self.dst)
         return seen, resent
 
+    def first(self, k):
+        """k new sockets, one datagram each; records their ports and which needed a resend."""
+        start = len(self.socks)
+        self.open(k)
+        seen, resent = self.ask(range(start, len(self.socks)))
+        for i, p in seen.items():
+            self.port[i] = p
+        for i in resent:
+            self.late[i] = True
+        return len(seen)
+
 
 def client(host, port, n):
     want = n * 2 + 200
@@ -99,13 +110,7 @@ def client(host, port, n):
     if soft < want:
         resource.setrlimit(resource.RLIMIT_NOFILE, (min(want, hard), hard))
     f = Flows((host, port))
-    f.open(n)
-    seen, resent = f.ask(range(n))
-    for i, p in seen.items():
-        f.port[i] = p
-    for i in resent:
-        f.late[i] = True
-    print("held %d" % len(seen), flush=True)
+    print("held %d" % f.first(n), flush=True)
     for line in sys.stdin:
         w = line.split()
         if w and w[0] == "ask":
@@ -114,14 +119,7 @@ def client(host, port, n):
             same = sum(1 for i, p in seen.items() if p == f.port[i])
             print("same %d of %d" % (same, len(seen)), flush=True)
         elif w and w[0] == "new":
-            first = len(f.socks)
-            f.open(int(w[1]))
-            seen, resent = f.ask(range(first, len(f.socks)))
-            for i, p in seen.items():
-                f.port[i] = p
-            for i in resent:
-                f.late[i] = True
-            print("new %d" % len(seen), flush=True)
+            print("new %d" % f.first(int(w[1])), flush=True)
         elif w and w[0] == "late":
             a, b = int(w[1]), int(w[2])
             print("late %d of %d" % (sum(f.late[a:b]), b - a), flush=True)
