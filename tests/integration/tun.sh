@@ -103,6 +103,8 @@ if grep -qw cubic /proc/sys/net/ipv4/tcp_available_congestion_control; then
 	n=$(grep -c '%tun0:' <<<"$r")
 	if [ "$n" -eq 2 ] && [ "$(grep -cw cubic <<<"$r")" -eq 2 ]; then pass listeners-cubic
 	else fail listeners-cubic "$r"; fi
+else
+	skip listeners-cubic "this kernel offers no cubic: $(cat /proc/sys/net/ipv4/tcp_available_congestion_control)"
 fi
 
 # --- curl, both families.
