@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* spliced entry point: command line, signals, starting and stopping the workers. */
 #include <errno.h>
-#include <getopt.h>
 #include <malloc.h>
 #include <linux/capability.h>
 #include <signal.h>
@@ -13,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "build_config.h"
 #include "config.h"
 #include "crypto_info.h"
@@ -474,6 +474,7 @@ int main(int argc, char **argv)
 	struct server srv;
 	struct running run;
 	sigset_t sigs;
+	struct args args = {.argc = argc, .argv = argv, .ind = 1};
 	int opt, ret, rc = EXIT_RUNTIME;
 
 	if (argc > 1 && strcmp(argv[1], "wg") == 0)
@@ -487,10 +488,10 @@ int main(int argc, char **argv)
 		                           : "not one of 5.10, 5.15, 6.1");
 		return EXIT_CONFIG;
 	}
-	while ((opt = getopt_long(argc, argv, "c:Vh", opts, NULL)) != -1) {
+	while ((opt = args_next(&args, "c:Vh", opts)) != -1) {
 		switch (opt) {
 		case 'c':
-			path = optarg;
+			path = args.arg;
 			break;
 		case 'k':
 			check = true;
@@ -506,8 +507,8 @@ int main(int argc, char **argv)
 			return EXIT_CONFIG;
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "spliced: unexpected argument '%s'\n\n%s", argv[optind],
+	if (args.ind < argc) {
+		fprintf(stderr, "spliced: unexpected argument '%s'\n\n%s", argv[args.ind],
 		        usage_text);
 		return EXIT_CONFIG;
 	}

@@ -15,6 +15,7 @@
 #include "metrics.h"
 #include "reload.h"
 #include "sockaddr.h"
+#include "strset.h"
 #include "udp_tproxy.h"
 #include "user_acct.h"
 
@@ -54,8 +55,7 @@ void reload_raise_nofile(const struct config *cfg, int n_workers)
 /* Each line of what a parser wrote to a memory stream, as an error in the log. */
 static void log_lines(char *text)
 {
-	for (char *save = NULL, *l = strtok_r(text, "\n", &save); l;
-	     l = strtok_r(NULL, "\n", &save))
+	for (char *cur = text, *l = strset_tok(&cur, "\n"); l; l = strset_tok(&cur, "\n"))
 		log_error("%s", l);
 }
 

@@ -19,6 +19,7 @@
 #include "device.h"
 #include "log.h"
 #include "netlink.h"
+#include "strset.h"
 #include "wgconf.h"
 
 /* Environment switch that must accompany --unsafe-test-time-scale (tests only). */
@@ -86,7 +87,7 @@ static int cmd_pubkey(void)
 		log_error("wg pubkey: no key on stdin");
 		return 1;
 	}
-	n = strcspn(line, "\r\n");
+	n = strset_cspan(line, "\r\n");
 	line[n] = '\0';
 	if (wgconf_key_from_base64(priv, line) < 0) {
 		log_error("wg pubkey: private key on stdin is not 32 bytes of base64");

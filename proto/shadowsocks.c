@@ -9,6 +9,7 @@
 #include "ct.h"
 #include "shadowsocks.h"
 #include "shadowsocks_internal.h"
+#include "strset.h"
 
 static const struct ss_method_info methods[SS_METHOD_END] = {
         [SS_AES_128_GCM] = {"aes-128-gcm", AEAD_AES_128_GCM, 16, false},
@@ -79,7 +80,7 @@ const char *ss_key_init(struct ss_key *k, enum ss_method m, const char *password
 	}
 	/* SIP022 section 2.1: base64 keys of exactly the method's length, never a derivation. */
 	for (const char *s = password;;) {
-		size_t n = strcspn(s, ":");
+		size_t n = strset_cspan(s, ":");
 		bool last = s[n] == '\0';
 
 		if (n == 0 || n >= sizeof(part))

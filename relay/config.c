@@ -13,6 +13,7 @@
 #include "config_internal.h"
 #include "config_value.h"
 #include "shadowsocks.h"
+#include "strset.h"
 
 /*
  * Debian's inih (the one we build against) exposes its compile-time limits as
@@ -277,15 +278,16 @@ static void open_section(struct parser *p, char *s)
 		return;
 	}
 	*end++ = '\0';
-	end += strspn(end, " \t");
+	end += strset_span(end, " \t");
 	if (*end && *end != ';' && *end != '#') {
 		config_err(p, p->line, NULL, "text after the section header: \"%s\"",
 		           config_quote(q, end));
 		return;
 	}
-	type = strtok_r(s + 1, " \t", &save);
-	name = type ? strtok_r(NULL, " \t", &save) : NULL;
-	extra = name ? strtok_r(NULL, " \t", &save) : NULL;
+	save = s + 1;
+	type = strset_tok(&save, " \t");
+	name = type ? strset_tok(&save, " \t") : NULL;
+	extra = name ? strset_tok(&save, " \t") : NULL;
 	snprintf(p->label, sizeof(p->label), "[%s%s%s]", type ? config_quote(q, type) : "",
 	         name ? " " : "", name ? config_quote(qn, name) : "");
 	if (!type) {
@@ -353,7 +355,7 @@ static const char *key_end(const char *s)
  */
 static void no_equals(struct parser *p, const char *s)
 {
-	size_t n = strcspn(s, " \t");
+	size_t n = strset_cspan(s, " \t");
 
 	for (int i = 0; p->keys && p->keys[i].name; i++) {
 		if (strlen(p->keys[i].name) == n && strncmp(p->keys[i].name, s, n) == 0) {
@@ -395,7 +397,7 @@ static char *read_line(char *str, int num, void *stream)
 			s[--n] = '\0';
 		if (p->line == 1 && strncmp(s, "\xef\xbb\xbf", 3) == 0)
 			s += 3; /* UTF-8 byte order mark */
-		s += strspn(s, " \t\f\v");
+		s += strset_span(s, " \t\f\v");
 		if (*s == '\0' || *s == ';' || *s == '#')
 			continue;
 		if (*s == '[') {

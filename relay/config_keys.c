@@ -11,6 +11,7 @@
 #include "config_internal.h"
 #include "config_value.h"
 #include "sockaddr.h"
+#include "strset.h"
 
 void config_add_ref(struct parser *p, enum ref_kind kind, size_t idx, const char *name)
 {
@@ -64,7 +65,7 @@ void config_parse_allow(struct parser *p, const char *v, struct cidr **list, siz
 	const char *s = v;
 
 	while (*s) {
-		size_t n = strcspn(s, ",");
+		size_t n = strset_cspan(s, ",");
 		const char *why;
 		struct rule r = {0};
 		struct cidr *grown;
@@ -95,7 +96,7 @@ void config_parse_allow(struct parser *p, const char *v, struct cidr **list, siz
 		grown[*n_list].family = r.family;
 		memcpy(grown[*n_list].addr, r.addr, sizeof(r.addr));
 		grown[(*n_list)++].prefix = r.prefix;
-		s += strcspn(s, ",");
+		s += strset_cspan(s, ",");
 		if (*s == ',')
 			s++;
 	}
@@ -131,7 +132,7 @@ static const char *parse_user_list(const char *arg, struct rule *r)
 	if (!r->users)
 		return "cannot be stored: out of memory";
 	while (*s) {
-		size_t len = strcspn(s, " \t");
+		size_t len = strset_cspan(s, " \t");
 
 		if (users_check_name(s, len))
 			return len > USERS_FIELD_MAX
@@ -141,7 +142,7 @@ static const char *parse_user_list(const char *arg, struct rule *r)
 		off += len;
 		r->users[off++] = '\0';
 		s += len;
-		s += strspn(s, " \t");
+		s += strset_span(s, " \t");
 	}
 	r->users[off] = '\0';
 	return NULL;
@@ -158,18 +159,18 @@ static void set_rule(struct parser *p, const char *v)
 		kerr(p, "\"%s\" is not \"KIND VALUE -> OUTBOUND\"", config_quote(q, v));
 		return;
 	}
-	n = strcspn(v, " \t");
+	n = strset_cspan(v, " \t");
 	if (n >= sizeof(kind) || v + n >= arrow) {
 		kerr(p, "\"%s\" is not \"KIND VALUE -> OUTBOUND\"", config_quote(q, v));
 		return;
 	}
 	memcpy(kind, v, n);
 	kind[n] = '\0';
-	v += n + strspn(v + n, " \t");
+	v += n + strset_span(v + n, " \t");
 	for (n = (size_t)(arrow - v); n > 0 && (v[n - 1] == ' ' || v[n - 1] == '\t');)
 		n--;
 	arg = strndup(v, n);
-	target = strdup(arrow + 2 + strspn(arrow + 2, " \t"));
+	target = strdup(arrow + 2 + strset_span(arrow + 2, " \t"));
 	if (!arg || !target) {
 		kerr(p, "out of memory");
 		goto out;

@@ -10,6 +10,7 @@
 
 #include "config_internal.h"
 #include "config_value.h"
+#include "strset.h"
 
 enum key_limits {
 	WORKERS_MAX = 256,
@@ -289,7 +290,7 @@ static int numeric_id(struct parser *p, const char *v, uint32_t *id)
 	const char *end;
 	uint64_t n;
 
-	if (strspn(v, "0123456789") != strlen(v))
+	if (strset_span(v, "0123456789") != strlen(v))
 		return 0;
 	if (config_parse_u64(v, &end, &n) < 0 || *end || n >= UINT32_MAX) {
 		kerr(p, "\"%s\" is out of range (0..4294967294)", config_quote(q, v));

@@ -9,6 +9,7 @@
 
 #include "config_internal.h"
 #include "config_value.h"
+#include "strset.h"
 
 /*
  * Defaults (docs/tun.md): 198.18.0.0/15 is the benchmarking range (RFC
@@ -69,7 +70,7 @@ static bool each_item(struct parser *p, const char *v, void (*each)(struct parse
 	char item[64];
 
 	while (*v) {
-		size_t n = strcspn(v, ",");
+		size_t n = strset_cspan(v, ",");
 		const char *s = v;
 
 		while (n && (*s == ' ' || *s == '\t'))
@@ -81,7 +82,7 @@ static bool each_item(struct parser *p, const char *v, void (*each)(struct parse
 		memcpy(item, s, n);
 		item[n] = '\0';
 		each(p, item);
-		v += strcspn(v, ",");
+		v += strset_cspan(v, ",");
 		if (*v == ',')
 			v++;
 	}

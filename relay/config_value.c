@@ -10,6 +10,7 @@
 
 #include "config_value.h"
 #include "sockaddr.h"
+#include "strset.h"
 
 enum value_limits {
 	IFNAME_MAX = 15, /* IFNAMSIZ - 1 */
@@ -203,9 +204,9 @@ bool config_valid_name(const char *s)
 	size_t n = strlen(s);
 
 	return n > 0 && n <= CONFIG_NAME_MAX &&
-	       strspn(s, "abcdefghijklmnopqrstuvwxyz"
-	                 "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-	                 "0123456789._-") == n;
+	       strset_span(s, "abcdefghijklmnopqrstuvwxyz"
+	                      "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	                      "0123456789._-") == n;
 }
 
 bool config_valid_ifname(const char *v)

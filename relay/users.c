@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "strset.h"
 
 /*
  * Every name and password is stored in a zero-filled buffer of SLOT bytes, so
@@ -237,7 +238,7 @@ static int report_duplicates(const struct users *u, const int *lines, const char
 static int parse_user_line(struct users *u, char *s, const char *path, int line, FILE *err,
                            const struct inbound *in)
 {
-	size_t n = strcspn(s, ": \t"), plen;
+	size_t n = strset_cspan(s, ": \t"), plen;
 	const char *why, *pass;
 
 	why = users_check_name(s, n); /* first: a bad name is never echoed */
@@ -254,7 +255,7 @@ static int parse_user_line(struct users *u, char *s, const char *path, int line,
 	}
 	pass = s + n + 1;
 	if (s[n] != ':')
-		pass += strspn(pass, " \t");
+		pass += strset_span(pass, " \t");
 	plen = strlen(pass);
 	why = users_check_pass(pass, plen);
 	if (why) {
@@ -293,7 +294,7 @@ int users_load_stream(FILE *f, const char *path, struct users *out, FILE *err,
 		}
 		while (n > 0 && strchr("\r\n \t", buf[n - 1]))
 			buf[--n] = '\0';
-		s += strspn(s, " \t");
+		s += strset_span(s, " \t");
 		if (*s == '\0' || *s == '#')
 			continue;
 		rc = parse_user_line(out, s, path, line, err, in);

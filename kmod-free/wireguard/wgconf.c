@@ -18,6 +18,7 @@
 #include "ct.h"
 #include "log.h"
 #include "sockaddr.h"
+#include "strset.h"
 
 enum {
 	MAX_FILE = 1 << 20, /* a config with thousands of peers is still far below this */
@@ -231,9 +232,9 @@ static int push_prefix(struct netlink_prefix **arr, size_t *n, const struct netl
 static int parse_prefix_list(struct parser *p, const char *key, char *v,
                              struct netlink_prefix **arr, size_t *n, bool mask)
 {
-	char *save = NULL;
+	char *cur = v;
 
-	for (char *tok = strtok_r(v, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+	for (char *tok = strset_tok(&cur, ","); tok; tok = strset_tok(&cur, ",")) {
 		struct netlink_prefix pfx;
 		char *t = trim(tok);
 
