@@ -5,6 +5,14 @@
 
 #include "args.h"
 
+const struct option args_spliced[] = {
+        {"config", required_argument, NULL, 'c'},
+        {"check", no_argument, NULL, 'k'},
+        {"version", no_argument, NULL, 'V'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+};
+
 static int long_option(struct args *a, const char *body, const struct option *longs)
 {
 	const char *eq = strchr(body, '=');

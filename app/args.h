@@ -27,6 +27,10 @@ struct args {
 	const char *arg; /* the option's argument, when it takes one */
 };
 
+/* spliced's own options (wg_cli.c has those of spliced wg): the long table and the short letters. */
+extern const struct option args_spliced[];
+#define ARGS_SPLICED_SHORT "c:Vh"
+
 /*
  * The next option's val (or its short letter), -1 at the end of the options,
  * or '?' after printing what is wrong to stderr, prefixed with "spliced: ".

@@ -461,13 +461,6 @@ static int start(struct running *r)
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	        {"config", required_argument, NULL, 'c'},
-	        {"check", no_argument, NULL, 'k'},
-	        {"version", no_argument, NULL, 'V'},
-	        {"help", no_argument, NULL, 'h'},
-	        {NULL, 0, NULL, 0},
-	};
 	const char *path = NULL;
 	bool check = false;
 	struct config *cfg = NULL;
@@ -488,7 +481,7 @@ int main(int argc, char **argv)
 		                           : "not one of 5.10, 5.15, 6.1");
 		return EXIT_CONFIG;
 	}
-	while ((opt = args_next(&args, "c:Vh", opts)) != -1) {
+	while ((opt = args_next(&args, ARGS_SPLICED_SHORT, args_spliced)) != -1) {
 		switch (opt) {
 		case 'c':
 			path = args.arg;

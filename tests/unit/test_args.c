@@ -6,15 +6,6 @@
 
 T_SUITE("args");
 
-/* spliced's own table (app/main.c). */
-static const struct option opts[] = {
-        {"config", required_argument, NULL, 'c'},
-        {"check", no_argument, NULL, 'k'},
-        {"version", no_argument, NULL, 'V'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-};
-
 /*
  * Reads argv (NULL-terminated, argv[0] included) to the end; returns the
  * options seen as a string of their letters ('c' followed by "=arg;"), with
@@ -29,7 +20,7 @@ static const char *run(char **argv)
 
 	while (argv[a.argc])
 		a.argc++;
-	while ((opt = args_next(&a, "c:Vh", opts)) != -1) {
+	while ((opt = args_next(&a, ARGS_SPLICED_SHORT, args_spliced)) != -1) {
 		n += (size_t)snprintf(out + n, sizeof(out) - n, "%c", opt);
 		if (a.arg)
 			n += (size_t)snprintf(out + n, sizeof(out) - n, "=%s;", a.arg);
