@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* strspn/strcspn for the configuration parsers, without libc's SSE4.2 versions. */
+/* strspn, strcspn and strtok_r for the configuration parsers, without libc's SSE4.2 versions. */
 #ifndef SPLICED_STRSET_H
 #define SPLICED_STRSET_H
 
@@ -11,8 +11,8 @@
  * __strcspn_sse42, which sit in two 64 KiB windows of libc's text that
  * nothing else an idle spliced runs touches. Parsing the configuration once
  * at start-up faulted both in (with fault-around, 16 pages each; strtok_r(3)
- * calls them too): about
- * 76 KiB of an idle process's RSS on average over where ASLR places libc
+ * calls them too): about 76 KiB of an idle process's RSS on average over
+ * where ASLR places libc
  * (issue 16, docs/cross.md#idle-memory). The sets here are a few characters
  * and the strings one configuration line, so a plain loop costs nothing.
  * scripts/test's layers suite refuses strspn, strcspn and strtok_r outside
